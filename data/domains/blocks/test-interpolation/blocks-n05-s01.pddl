@@ -1,0 +1,23 @@
+(define (problem blocks-n05-s01)
+  (:domain blocks)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (clear b5)
+    (clear b1)
+    (ontable b4)
+    (ontable b2)
+    (on b3 b4)
+    (on b5 b3)
+    (on b1 b2)
+    (handempty)
+  )
+  (:goal
+    (and
+      (ontable b4)
+      (ontable b5)
+      (on b1 b4)
+      (on b3 b1)
+      (on b2 b5)
+    )
+  )
+)

@@ -1,0 +1,23 @@
+(define (problem blocks-n05-s02)
+  (:domain blocks)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (clear b3)
+    (clear b2)
+    (ontable b1)
+    (ontable b5)
+    (on b3 b1)
+    (on b4 b5)
+    (on b2 b4)
+    (handempty)
+  )
+  (:goal
+    (and
+      (ontable b3)
+      (ontable b5)
+      (on b1 b3)
+      (on b2 b1)
+      (on b4 b5)
+    )
+  )
+)

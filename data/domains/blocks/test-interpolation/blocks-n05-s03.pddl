@@ -1,0 +1,23 @@
+(define (problem blocks-n05-s03)
+  (:domain blocks)
+  (:objects b1 b2 b3 b4 b5)
+  (:init
+    (clear b4)
+    (clear b1)
+    (ontable b2)
+    (ontable b5)
+    (on b3 b2)
+    (on b4 b3)
+    (on b1 b5)
+    (handempty)
+  )
+  (:goal
+    (and
+      (ontable b5)
+      (ontable b3)
+      (on b2 b5)
+      (on b1 b3)
+      (on b4 b1)
+    )
+  )
+)

@@ -1,0 +1,20 @@
+(define (problem blocks-n04-s01)
+  (:domain blocks)
+  (:objects b1 b2 b3 b4)
+  (:init
+    (clear b4)
+    (ontable b2)
+    (on b3 b2)
+    (on b1 b3)
+    (on b4 b1)
+    (handempty)
+  )
+  (:goal
+    (and
+      (ontable b2)
+      (ontable b4)
+      (ontable b3)
+      (on b1 b2)
+    )
+  )
+)

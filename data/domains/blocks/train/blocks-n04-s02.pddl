@@ -1,0 +1,22 @@
+(define (problem blocks-n04-s02)
+  (:domain blocks)
+  (:objects b1 b2 b3 b4)
+  (:init
+    (clear b4)
+    (clear b1)
+    (clear b2)
+    (ontable b4)
+    (ontable b3)
+    (ontable b2)
+    (on b1 b3)
+    (handempty)
+  )
+  (:goal
+    (and
+      (ontable b3)
+      (ontable b4)
+      (ontable b1)
+      (on b2 b3)
+    )
+  )
+)

@@ -1,0 +1,20 @@
+(define (problem blocks-n04-s03)
+  (:domain blocks)
+  (:objects b1 b2 b3 b4)
+  (:init
+    (clear b1)
+    (ontable b3)
+    (on b4 b3)
+    (on b2 b4)
+    (on b1 b2)
+    (handempty)
+  )
+  (:goal
+    (and
+      (ontable b2)
+      (on b3 b2)
+      (on b4 b3)
+      (on b1 b4)
+    )
+  )
+)

@@ -1,0 +1,22 @@
+(define (problem visitall-w03h01-s03)
+  (:domain grid-visit-all)
+  (:objects loc-x0-y0 loc-x1-y0 loc-x2-y0)
+  (:init
+    (at-robot loc-x0-y0)
+    (visited loc-x0-y0)
+    (connected loc-x0-y0 loc-x1-y0)
+    (connected loc-x1-y0 loc-x0-y0)
+    (connected loc-x1-y0 loc-x2-y0)
+    (connected loc-x2-y0 loc-x1-y0)
+    (place loc-x0-y0)
+    (place loc-x1-y0)
+    (place loc-x2-y0)
+  )
+  (:goal
+    (and
+      (visited loc-x0-y0)
+      (visited loc-x1-y0)
+      (visited loc-x2-y0)
+    )
+  )
+)
