@@ -63,6 +63,7 @@ class DecodeConfig:
 @dataclasses.dataclass
 class DecodeResult:
     problem: str
+    problem_file: str
     num_objects: int
     solved: bool
     plan: list[str]
@@ -152,7 +153,7 @@ def _start(index: int, task: Task, encoder: StateEncoder, config: DecodeConfig) 
         goal = encoder.embed_goals([task])[0]
         initial = encoder.embed([(task, task.init)])[0]
     except InputError as e:
-        return DecodeResult(task.name, len(task.objects), False, [], 0, 0.0, f"cannot encode: {e.reason}")
+        return DecodeResult(task.name, task.problem_file, len(task.objects), False, [], 0, 0.0, f"cannot encode: {e.reason}")
     inst = _Instance(index, task, SuccessorGenerator(task), goal, config.horizon(task), started, [])
     inst.beam.append(_Path(task.init, initial, None, {task.init}, 0.0))
     return inst
@@ -161,6 +162,7 @@ def _start(index: int, task: Task, encoder: StateEncoder, config: DecodeConfig) 
 def _finish(inst: _Instance, outcome: str, path: _Path | None) -> DecodeResult:
     return DecodeResult(
         problem=inst.task.name,
+        problem_file=inst.task.problem_file,
         num_objects=len(inst.task.objects),
         solved=outcome == "goal",
         plan=_unroll(path.actions) if path is not None else [],

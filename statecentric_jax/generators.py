@@ -22,6 +22,7 @@ import random
 from typing import Callable, Sequence
 
 from statecentric_jax import layout
+from statecentric_jax.atomic import write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.pddl_domains import DOMAIN_PDDL, PDDL_NAMES
 
@@ -298,15 +299,6 @@ def generate_split(domain: str, split: str, seed: int = 0) -> list[tuple[str, st
     return sorted(files)
 
 
-def _write_atomic(path: pathlib.Path, text: str) -> None:
-    """Write via a temporary file and os.replace; an unchanged file is left untouched."""
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def write_dataset(
     out_root: str | os.PathLike,
     domains: Sequence[str] = layout.DOMAINS,
@@ -324,12 +316,12 @@ def write_dataset(
     for (domain, split), files in generated.items():
         base = pathlib.Path(out_root) / "domains" / domain
         (base / split).mkdir(parents=True, exist_ok=True)
-        _write_atomic(base / "domain.pddl", DOMAIN_PDDL[domain])
+        write_text(base / "domain.pddl", DOMAIN_PDDL[domain])
         names = {file_name for file_name, _ in files}
         for stale in (base / split).glob("*.pddl"):
             if stale.name not in names:
                 stale.unlink()
         for file_name, text in files:
-            _write_atomic(base / split / file_name, text)
+            write_text(base / split / file_name, text)
             written.append(base / split / file_name)
     return written

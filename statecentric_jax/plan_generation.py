@@ -26,12 +26,12 @@ import hashlib
 import json
 import os
 import pathlib
-import threading
-from typing import Callable, Sequence
+from typing import Sequence
 
 from absl import logging
 
 from statecentric_jax import fast_downward, layout
+from statecentric_jax.atomic import replace_atomically, write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.plans import format_plan, simulate, write_plan
 from statecentric_jax.tasks import load_task
@@ -89,23 +89,6 @@ class Summary:
             lines.extend(f"  {message}" for message in failures)
         lines.append(f"total: {self.line()}")
         return "\n".join(lines)
-
-
-def _replace_atomically(path: pathlib.Path, write: Callable[[pathlib.Path], None]) -> None:
-    """`write` a temporary sibling, then rename it over `path`: readers (and a rerun after
-    a kill) see the old file or the new one, never half of one."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _write_text(path: pathlib.Path, text: str) -> None:
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        return  # unchanged: keep the file (and its timestamp) as it is
-    _replace_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def _absolute(path: pathlib.Path) -> pathlib.Path:
@@ -214,7 +197,7 @@ class _Split:
     def store(self, record: dict) -> Outcome:
         """Keep a fresh record (atomically, so it survives a kill); finish the split after its last one."""
         self.records[record["problem"]] = record
-        _write_text(self.record_path(pathlib.Path(record["problem_file"])), json.dumps(record) + "\n")
+        write_text(self.record_path(pathlib.Path(record["problem_file"])), json.dumps(record) + "\n")
         self.pending -= 1
         if self.pending == 0:
             self.finish()
@@ -229,16 +212,16 @@ class _Split:
             "domain_file": str(self.domain_file),
             "problems": [{k: v for k, v in r.items() if k not in ("static", "states")} for r in records],
         }
-        _write_text(self.dir / "manifest.json", json.dumps(manifest, indent=1) + "\n")
+        write_text(self.dir / "manifest.json", json.dumps(manifest, indent=1) + "\n")
         solved = [r for r in records if r["status"] == "solved"]
         lines = (json.dumps({k: r[k] for k in TRAJECTORY_KEYS}) + "\n" for r in solved)
-        _write_text(self.dir / "trajectories.jsonl", "".join(lines))
+        write_text(self.dir / "trajectories.jsonl", "".join(lines))
         plans = self.dir / "plans"
         plans.mkdir(exist_ok=True)
         for r in solved:
             path = plans / f"{r['problem']}.plan"
             if not (path.is_file() and path.read_text(encoding="utf-8") == format_plan(r["plan"])):
-                _replace_atomically(path, lambda tmp, plan=r["plan"]: write_plan(tmp, plan))
+                replace_atomically(path, lambda tmp, plan=r["plan"]: write_plan(tmp, plan))
 
 
 def _log(done: int, total: int, group: _Split, record: dict) -> None:
