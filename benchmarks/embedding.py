@@ -1,26 +1,33 @@
-"""State embedding throughput: one batched call vs one call per state, WL and FSF.
+"""State embedding throughput: WL through wl_fast and through wlplan, and FSF.
 
     python -m benchmarks.embedding --pddl_root=../shared/benchmarks/paper-splits
 
 Decoding embeds every successor of every live beam element at every step, so
 this is its hot path. Per domain: the WL vocabulary is collected from seeded
-random walks on the training problems (the figure depends little on it; D is
-printed); the states are all successors of the states of seeded random walks
-on the largest extrapolation problems (extrapolation-size states, as in
-decoding). Each encoder is warmed up on the same states first (per-task caches
-filled, as during decoding), then timed: best of 3.
+random walks on the training problems (D is printed); the states are all
+successors of the states of seeded random walks on the largest extrapolation
+problems (extrapolation-size states, as in decoding). Three access patterns:
+* batched: all states in one call;
+* one call per state;
+* decoding: like `decoding.decode` with beam width 1 on those problems in
+  lockstep: each problem's goal and initial state one call each, then per step
+  one call with the successors of every problem's current state (which was
+  itself embedded in the previous call).
+Every timed run starts from a freshly loaded encoder (wl_fast keeps the colours
+of embedded states, so a warm one would only look states up); best of 3.
 """
 
-import functools
+import pathlib
 import random
 import sys
+import tempfile
 import time
 
 from absl import app, flags
 
 from benchmarks.common import machine_line
 from statecentric_jax import layout
-from statecentric_jax.encoders import fit_encoder
+from statecentric_jax.encoders import fit_encoder, load_encoder
 from statecentric_jax.successors import SuccessorGenerator
 from statecentric_jax.tasks import load_task
 
@@ -40,17 +47,33 @@ def walk(task, steps, seed):
     return states
 
 
-def embed_one_by_one(encoder, pairs):
-    return [encoder.embed([pair]) for pair in pairs]
+def decoding_calls(tasks, steps):
+    """The embed calls of lockstep decoding (beam width 1) along seeded random walks."""
+    walks = [walk(task, steps, i) for i, task in enumerate(tasks)]
+    generators = [SuccessorGenerator(task) for task in tasks]
+    calls = [[(task, state)] for task in tasks for state in (task.goal, task.init)]
+    for step in range(steps):
+        calls.append([
+            (task, nxt)
+            for task, generator, states in zip(tasks, generators, walks)
+            if step < len(states)
+            for _, nxt in generator.successors(states[step])
+        ])
+    return calls
 
 
-def best_time(fn, repeats=3):
+def best_rate(path, use_fast, calls, repeats=3):
+    """States per second over `calls`, each run on a fresh encoder loaded from `path`."""
     best = float("inf")
     for _ in range(repeats):
+        encoder = load_encoder(path)
+        if use_fast is not None:  # WL: wl_fast or wlplan
+            encoder.use_fast = use_fast
         start = time.perf_counter()
-        fn()
+        for pairs in calls:
+            encoder.embed(pairs)
         best = min(best, time.perf_counter() - start)
-    return best
+    return sum(len(pairs) for pairs in calls) / best
 
 
 def main(argv):
@@ -58,28 +81,32 @@ def main(argv):
     root = _PDDL_ROOT.value
     print(machine_line())
     print(f"command: {' '.join(sys.argv)}")
-    print("| domain | encoding | D | problems (objects) | states | batched states/s | one call per state, states/s | speed-up |")
+    print("| domain | encoding | D | problems (objects) | states | batched states/s | one call per state | decoding pattern |")
     print("|---|---|---|---|---|---|---|---|")
-    for domain in layout.available_domains(root):
-        domain_file = layout.domain_file(root, domain)
-        train = [load_task(domain_file, p) for p in layout.problem_files(root, domain, "train")]
-        tests = [load_task(domain_file, p) for p in layout.problem_files(root, domain, "test-extrapolation")]
-        tests = sorted(tests, key=lambda t: (-len(t.objects), t.name))[: _PROBLEMS.value]
-        pairs = []
-        for i, task in enumerate(tests):
-            generator = SuccessorGenerator(task)
-            pairs += [(task, nxt) for state in walk(task, _STEPS.value, i) for _, nxt in generator.successors(state)]
-        fitted = [(task, walk(task, 20, i)) for i, task in enumerate(train)]
-        objects = "/".join(str(len(t.objects)) for t in tests)
-        for kind in ("wl", "fsf"):
-            encoder = fit_encoder(kind, domain, fitted if kind == "wl" else fitted + [(t, []) for t in tests])
-            encoder.embed(pairs)  # warm-up: per-task caches
-            batched = best_time(functools.partial(encoder.embed, pairs))
-            single = best_time(functools.partial(embed_one_by_one, encoder, pairs))
-            print(
-                f"| {domain} | {kind} | {encoder.dim} | {len(tests)} ({objects}) | {len(pairs)} "
-                f"| {len(pairs) / batched:,.0f} | {len(pairs) / single:,.0f} | {single / batched:.1f}x |"
-            )
+    with tempfile.TemporaryDirectory() as tmp:
+        for domain in layout.available_domains(root):
+            domain_file = layout.domain_file(root, domain)
+            train = [load_task(domain_file, p) for p in layout.problem_files(root, domain, "train")]
+            tests = [load_task(domain_file, p) for p in layout.problem_files(root, domain, "test-extrapolation")]
+            tests = sorted(tests, key=lambda t: (-len(t.objects), t.name))[: _PROBLEMS.value]
+            pairs = []
+            for i, task in enumerate(tests):
+                generator = SuccessorGenerator(task)
+                pairs += [(task, nxt) for state in walk(task, _STEPS.value, i) for _, nxt in generator.successors(state)]
+            decoding = decoding_calls(tests, _STEPS.value)
+            fitted = [(task, walk(task, 20, i)) for i, task in enumerate(train)]
+            objects = "/".join(str(len(t.objects)) for t in tests)
+            for kind, engines in (("wl", (("wl_fast", True), ("wl (wlplan)", False))), ("fsf", (("fsf", None),))):
+                encoder = fit_encoder(kind, domain, fitted if kind == "wl" else fitted + [(t, []) for t in tests])
+                path = pathlib.Path(tmp) / f"{domain}-{kind}.json"
+                encoder.save(path)
+                for name, use_fast in engines:
+                    rates = [best_rate(path, use_fast, calls) for calls in ([pairs], [[p] for p in pairs], decoding)]
+                    print(
+                        f"| {domain} | {name} | {encoder.dim} | {len(tests)} ({objects}) | {len(pairs)} | "
+                        + " | ".join(f"{rate:,.0f}" for rate in rates)
+                        + " |"
+                    )
 
 
 if __name__ == "__main__":

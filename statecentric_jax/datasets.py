@@ -41,7 +41,7 @@ from statecentric_jax.tasks import Task, load_task
 
 ENCODER_FILE = "encoder.json"
 TRAJECTORIES_FILE = "trajectories.jsonl"
-_FORMAT = 2  # bump when the stored arrays or their meaning (or an encoding) change
+_FORMAT = 3  # bump when the stored arrays or their meaning (or an encoding) change
 
 Loaded = list[tuple[Task, list[frozenset[str]]]]
 

@@ -12,10 +12,13 @@ care which is used:
   D = N + 1 for the N object slots fixed when the encoder is fitted.
 
 `embed` takes many states of many tasks at once, because decoding embeds every
-successor of every open problem at every step: WL makes one wlplan call per
-batch (of up to 2048 states). Per-task preprocessing (wlplan Problem, parsed atoms, FSF slot tables) is
-cached by task identity, since the same Task objects are embedded thousands of
-times. An encoder is saved as one JSON file and refuses tasks of another domain.
+successor of every open problem at every step. WL embeds through `wl_fast`,
+which equals wlplan exactly but recolours only what changed since a nearby
+cached state; wlplan (one call per batch of up to 2048 states) fits the
+vocabulary and stays the reference. Per-task preprocessing (ILGs, wlplan
+Problem, FSF slot tables) is cached by task identity, since the same Task
+objects are embedded thousands of times. An encoder is saved as one JSON file
+and refuses tasks of another domain.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import json
 import os
 import pathlib
 import sys
+import tempfile
 from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 
 import numpy as np
@@ -37,6 +41,7 @@ from wlplan.planning import Atom, Domain, Predicate, Problem, State
 from statecentric_jax.atomic import replace_atomically
 from statecentric_jax.errors import InputError
 from statecentric_jax.tasks import Task, atom_arguments, atom_predicate
+from statecentric_jax.wl_fast import FastWL, TaskGraph, Vocabulary
 
 KINDS = ("wl", "fsf")
 FSF_DOMAINS = ("blocks", "gripper", "logistics", "visitall")
@@ -179,15 +184,24 @@ class WLEncoder(Encoder):
     `connected`) are put into every wlplan State. phi(g) is the goal embedded
     as a state: the goal atoms plus the statics, with the same goal. Domain
     constants are treated as ordinary objects (none of our domains has any).
+
+    `use_fast` (default True) embeds through `wl_fast` (same vectors, much
+    faster on successors of recently embedded states); False calls wlplan, the
+    reference for tests and benchmarks.
     """
 
     kind = "wl"
+    use_fast = True
 
     def __init__(self, domain: str, predicates: Sequence[tuple[str, int]], settings: WLSettings, features: Any = None):
         super().__init__(domain, predicates)
         self.settings = settings
         self._wl_predicates = {name: Predicate(name, arity) for name, arity in self.predicates}
-        self._wl_domain = Domain(domain, list(self._wl_predicates.values()), [], [], [])
+        # wlplan 2.1.0 numbers predicates (hence ILG node colours) in the order given but saves them
+        # sorted its own way, and a loaded generator numbers them in the saved order: give them in
+        # that order, or fitted and reloaded encoders disagree (e.g. gripper's at / at-robby).
+        wl_order = Domain(domain, list(self._wl_predicates.values()), [], [], []).predicates
+        self._wl_domain = Domain(domain, list(wl_order), [], [], [])
         self._features = features if features is not None else init_feature_generator(
             "wl",
             self._wl_domain,
@@ -197,6 +211,9 @@ class WLEncoder(Encoder):
             multiset_hash=settings.multiset_hash,
         )
         self._tasks = _TaskCache(self._prepare)
+        self._fast: FastWL | None = None  # built on first use: the vocabulary is final once fitted
+        self._fast_unsupported = False
+        self._graphs = _TaskCache(self._fast_graph)
 
     @classmethod
     def fit(cls, domain: str, tasks_and_trajectories: TasksAndTrajectories, settings: WLSettings) -> WLEncoder:
@@ -241,7 +258,24 @@ class WLEncoder(Encoder):
             order.extend(indices)
         return DomainDataset(self._wl_domain, data), np.asarray(order, dtype=np.int64)
 
-    def embed_with_unseen(self, pairs: Sequence[Pair]) -> tuple[np.ndarray, float]:
+    def _fast_engine(self) -> FastWL | None:
+        """wl_fast on this encoder's vocabulary (read back from wlplan's JSON), or None if it cannot match wlplan."""
+        if self._fast is None and not self._fast_unsupported:
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "features.json")
+                with _stdout_silenced():
+                    self._features.save(path)
+                with open(path, encoding="utf-8") as f:
+                    vocabulary = Vocabulary.from_wlplan_json(json.load(f))
+            self._fast = FastWL(vocabulary) if vocabulary is not None else None
+            self._fast_unsupported = vocabulary is None
+        return self._fast
+
+    def _fast_graph(self, task: Task) -> TaskGraph:
+        self._check_task(task)
+        return self._fast.graph(task)
+
+    def _embed_wlplan(self, pairs: Sequence[Pair]) -> tuple[np.ndarray, float]:
         out = np.zeros((len(pairs), self.dim), np.float32)
         features = self._features
         seen, unseen = sum(features.get_seen_counts()), sum(features.get_unseen_counts())
@@ -251,10 +285,18 @@ class WLEncoder(Encoder):
             out[start + order] = np.asarray(features.embed(dataset), dtype=np.float32).reshape(len(chunk), self.dim)
         seen = sum(features.get_seen_counts()) - seen
         unseen = sum(features.get_unseen_counts()) - unseen
+        return out, unseen / max(seen + unseen, 1)
+
+    def embed_with_unseen(self, pairs: Sequence[Pair]) -> tuple[np.ndarray, float]:
+        if self.use_fast and self._fast_engine() is not None:
+            out, unseen, total = self._fast.embed([(self._graphs(task), state) for task, state in pairs])
+            fraction = unseen / max(total, 1)
+        else:
+            out, fraction = self._embed_wlplan(pairs)
         if self.settings.normalize and len(pairs):
             nodes = [len(t.objects) + len(t.goal) + len((s | t.static) - t.goal) for t, s in pairs]
             out /= (self.settings.iterations + 1) * np.asarray(nodes, np.float32)[:, None]
-        return out, unseen / max(seen + unseen, 1)
+        return out, fraction
 
     def embed_goals(self, tasks: Sequence[Task]) -> np.ndarray:
         return self.embed([(task, task.goal) for task in tasks])
