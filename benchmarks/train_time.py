@@ -1,0 +1,76 @@
+"""Training time, selected validation loss and model size per Table 1 configuration.
+
+    python benchmarks/train_time.py --pddl_root=../shared/benchmarks/paper-splits \
+        --configs=blocks_wl_lstm_state,blocks_wl_xgb_delta
+
+Each configuration is trained once with its config file's settings (plus the
+overrides below) into --workdir/<name>; XGBoost configurations are trained once
+per multi-output strategy in --strategies. Plans and embeddings are prepared
+first (cached) and not timed; the wall time is model fitting only. Rows are
+printed as they finish.
+"""
+
+import itertools
+import pathlib
+import sys
+
+from absl import app, flags
+
+from benchmarks.common import machine_line
+from statecentric_jax import config as config_lib
+from statecentric_jax import layout
+from statecentric_jax.pipeline import prepare_data
+from statecentric_jax.train import train_model
+
+ALL = ["_".join(c) for c in itertools.product(layout.DOMAINS, config_lib.ENCODINGS, config_lib.MODEL_KINDS, config_lib.MODES)]
+
+_PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root (data/ or a paper-splits-like tree).")
+_CONFIGS = flags.DEFINE_list("configs", ALL, "Configurations <domain>_<encoding>_<model>_<mode> (default: all 32).")
+_STRATEGIES = flags.DEFINE_list("strategies", list(config_lib.MULTI_STRATEGIES), "XGBoost multi-output strategies to compare.")
+_WORKDIR = flags.DEFINE_string("workdir", "runs/bench/train_time", "Where the trained models go.")
+_N_JOBS = flags.DEFINE_integer("n_jobs", 0, "XGBoost CPU threads (0: all cores).")
+_EPOCHS = flags.DEFINE_integer("epochs", None, "Override the LSTM epochs (default: the config's 250).")
+_ROUNDS = flags.DEFINE_integer("rounds", None, "Override the XGBoost maximum rounds (default: the config's 1000).")
+
+
+def variants(name: str):
+    """(row label, config) pairs for one configuration name."""
+    config = config_lib.table1(*name.split("_"))
+    config.data.pddl_root = _PDDL_ROOT.value
+    config.xgb.n_jobs = _N_JOBS.value
+    config.lstm.epochs = _EPOCHS.value or config.lstm.epochs
+    config.xgb.rounds = _ROUNDS.value or config.xgb.rounds
+    if config.model.kind == "lstm":
+        return [("-", config)]
+    out = []
+    for strategy in _STRATEGIES.value:
+        variant = config.copy_and_resolve_references()
+        variant.xgb.multi_strategy = strategy
+        out.append((strategy, variant))
+    return out
+
+
+def main(argv):
+    del argv
+    runs = [(name, label, config) for name in _CONFIGS.value for label, config in variants(name)]
+    data = {name: prepare_data(config) for name, _, config in runs}  # cached; printed before the table
+    print(machine_line())
+    print(f"command: {' '.join(sys.argv)}")
+    print("| config | xgb strategy | D | train transitions | fit wall s | epochs/rounds run (best) | best val loss | size |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, label, config in runs:
+        splits, encoder = data[name]
+        workdir = pathlib.Path(_WORKDIR.value) / (name if label == "-" else f"{name}-{label}")
+        result = train_model(config, splits["train"], splits["validation"], encoder, workdir)
+        size = result.model_size
+        size_text = f"{size['parameters']:,} params" if "parameters" in size else f"{size['nodes']:,} nodes"
+        transitions = sum(len(t) - 1 for t in splits["train"].trajectories)
+        print(
+            f"| {name} | {label} | {encoder.dim} | {transitions} | {result.seconds:.1f} | "
+            f"{result.steps} ({result.best_step}) | {result.best_validation_loss:.4g} | {size_text} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    app.run(main)

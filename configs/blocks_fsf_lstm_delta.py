@@ -1,0 +1,7 @@
+"""Table 1: Blocksworld, FSF embedding, LSTM, delta mode."""
+
+from statecentric_jax import config
+
+
+def get_config():
+    return config.table1("blocks", "fsf", "lstm", "delta")

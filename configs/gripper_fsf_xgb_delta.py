@@ -1,0 +1,7 @@
+"""Table 1: Gripper, FSF embedding, XGBoost, delta mode."""
+
+from statecentric_jax import config
+
+
+def get_config():
+    return config.table1("gripper", "fsf", "xgb", "delta")

@@ -1,0 +1,7 @@
+"""Table 1: Logistics, FSF embedding, LSTM, state mode."""
+
+from statecentric_jax import config
+
+
+def get_config():
+    return config.table1("logistics", "fsf", "lstm", "state")

@@ -1,0 +1,7 @@
+"""Table 1: VisitAll, FSF embedding, XGBoost, state mode."""
+
+from statecentric_jax import config
+
+
+def get_config():
+    return config.table1("visitall", "fsf", "xgb", "state")

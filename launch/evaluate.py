@@ -1,0 +1,39 @@
+"""Decode every problem of a split with a trained run and write per-instance results.
+
+  python launch/evaluate.py --workdir=runs/blocks_wl_xgb_delta/seed13 --split=test-extrapolation
+
+Writes <workdir>/eval/<split>/{results.jsonl,results.json,results.csv,summary.json};
+an interrupted evaluation resumes with the instances not yet decoded.
+"""
+
+import json
+
+from absl import flags
+
+from statecentric_jax.cli import run_main
+from statecentric_jax.evaluation import evaluate
+
+_WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py --workdir).")
+_SPLIT = flags.DEFINE_string("split", "test-extrapolation", "Split to decode.")
+_PDDL_ROOT = flags.DEFINE_string("pddl_root", None, "PDDL root (default: the one the run was trained on).")
+_BEAM_WIDTH = flags.DEFINE_integer("beam_width", None, "Beam width (default: the run's config, 3).")
+_MAX_IN_FLIGHT = flags.DEFINE_integer("max_in_flight", 256, "Instances decoded together (bounds memory).")
+_USE_VAL = flags.DEFINE_bool("use_val", False, "Also check every plan with VAL's `Validate` binary (must be on PATH).")
+flags.mark_flag_as_required("workdir")
+
+
+def main(argv):
+    del argv
+    summary = evaluate(
+        _WORKDIR.value,
+        _SPLIT.value,
+        pddl_root=_PDDL_ROOT.value,
+        beam_width=_BEAM_WIDTH.value,
+        max_in_flight=_MAX_IN_FLIGHT.value,
+        use_val=_USE_VAL.value,
+    )
+    print(json.dumps({k: v for k, v in summary.items() if k != "time_breakdown"}, indent=1))
+
+
+if __name__ == "__main__":
+    run_main(main)

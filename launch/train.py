@@ -1,0 +1,29 @@
+"""Train one configuration of the paper's Table 1 into a workdir.
+
+  python launch/train.py --config=configs/blocks_wl_xgb_delta.py --workdir=runs/blocks_wl_xgb_delta \
+      --config.data.pddl_root=../shared/benchmarks/paper-splits --config.seed=14
+
+Plans and embedded datasets are generated first (and cached in
+`config.data.cache_dir`). The workdir receives config.json, checkpoint/,
+encoder.json, metrics.jsonl and model_size.json; `statecentric_jax.train.load_model`
+reads it back.
+"""
+
+from absl import flags
+from ml_collections import config_flags
+
+from statecentric_jax.cli import run_main
+from statecentric_jax.pipeline import train_from_config
+
+_CONFIG = config_flags.DEFINE_config_file("config", None, "A config file from configs/.", lock_config=True)
+_WORKDIR = flags.DEFINE_string("workdir", None, "Where the trained model and its metrics go.")
+flags.mark_flags_as_required(["config", "workdir"])
+
+
+def main(argv):
+    del argv
+    train_from_config(_CONFIG.value, _WORKDIR.value)
+
+
+if __name__ == "__main__":
+    run_main(main)
