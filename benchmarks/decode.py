@@ -47,14 +47,19 @@ def main(argv):
             start = time.perf_counter()
             pipeline.train_from_config(config, workdir)
             print(f"{domain}: trained in {time.perf_counter() - start:.1f} s")
-        loaded = load_model(workdir)
-        settings = decode_config(loaded.config)
         domain_file = layout.domain_file(_PDDL_ROOT.value, domain)
-        tasks = [load_task(domain_file, p) for p in layout.problem_files(_PDDL_ROOT.value, domain, _SPLIT.value)]
-        subset = tasks[: _SEQUENTIAL_LIMIT.value or len(tasks)]
+        problem_files = layout.problem_files(_PDDL_ROOT.value, domain, _SPLIT.value)
+
+        def fresh():
+            """Model, encoder and tasks loaded anew, so neither decoder sees the other's caches."""
+            loaded = load_model(workdir)
+            return loaded, decode_config(loaded.config), [load_task(domain_file, p) for p in problem_files]
 
         vectorised, sequential = DecodeStats(), DecodeStats()
+        loaded, settings, tasks = fresh()
         batched = decode(tasks, loaded.model, loaded.encoder, settings, stats=vectorised)
+        loaded, settings, tasks = fresh()
+        subset = tasks[: _SEQUENTIAL_LIMIT.value or len(tasks)]
         reference = decode_sequential(subset, loaded.model, loaded.encoder, settings, stats=sequential)
         same = [a.plan == b.plan for a, b in zip(batched, reference)]
         solved = sum(r.solved for r in batched)

@@ -133,17 +133,16 @@ def _pair_distances(targets: jax.Array, candidates: jax.Array, metric: str) -> j
 
 
 @functools.partial(jax.jit, static_argnames=("metric", "k"))
-def _select(targets, embeddings, candidate_rows, mask, scores, *, metric: str, k: int):
+def _select(targets, candidates, mask, scores, *, metric: str, k: int):
     """Per-instance top-k over all candidates of all beam elements.
 
-    targets [I, W, D]; embeddings [U, D]; candidate_rows [I, W, C] (rows of
-    `embeddings`); mask [I, W, C]; scores [I, W] cumulative. Returns the k best
-    cumulative scores [I, k] and their flat indices into W*C (ties: lower index).
+    targets [I, W, D]; candidates [I, W, C, D]; mask [I, W, C]; scores [I, W]
+    cumulative. Returns the k best cumulative scores [I, k] and their flat
+    indices into W*C (ties: lower index first).
     """
-    distances = _pair_distances(targets, embeddings[candidate_rows], metric)
+    distances = _pair_distances(targets, candidates, metric)
     total = jnp.where(mask, scores[..., None] + distances, jnp.inf)
-    flat = total.reshape(total.shape[0], -1)
-    neg_best, index = jax.lax.top_k(-flat, k)
+    neg_best, index = jax.lax.top_k(-total.reshape(total.shape[0], -1), k)
     return -neg_best, index
 
 
@@ -262,12 +261,13 @@ def decode(
         embedded = encoder.embed(pairs) if pairs else np.zeros((0, encoder.dim), np.float32)
         stats.add("embedding", time.perf_counter() - t0)
 
-        # 4. Distances and per-instance top-k: one jit call over bucketed, padded arrays.
+        # 4. Distances and per-instance top-k: one jit call over padded arrays whose
+        # sizes are bucketed (powers of two, at least 8) so XLA compiles few shapes.
         t0 = time.perf_counter()
-        n_inst = _bucket(len(active))
-        n_cand = _bucket(max(max((len(o) for o in options_of), default=1), 1))
-        table = np.zeros((_bucket(len(pairs) + 1), encoder.dim), np.float32)  # row 0: padding
-        table[1 : len(pairs) + 1] = embedded
+        n_inst = max(8, _bucket(len(active)))
+        n_cand = max(8, _bucket(max((len(o) for o in options_of), default=1)))
+        table = np.zeros((len(pairs) + 1, encoder.dim), np.float32)  # row 0: padding
+        table[1:] = embedded
         cand_rows = np.zeros((n_inst, k, n_cand), np.int32)
         mask = np.zeros((n_inst, k, n_cand), bool)
         tgt = np.zeros((n_inst, k, encoder.dim), np.float32)
@@ -279,7 +279,7 @@ def decode(
             options = options_of[flat]
             cand_rows[i, w, : len(options)] = [row + 1 for _, _, row in options]
             mask[i, w, : len(options)] = True
-        best, index = _select(tgt, table, cand_rows, mask, scores, metric=config.metric, k=k)
+        best, index = _select(tgt, table[cand_rows], mask, scores, metric=config.metric, k=k)
         best, index = np.asarray(best), np.asarray(index)
         stats.add("distances", time.perf_counter() - t0)
 
