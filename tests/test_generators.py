@@ -15,7 +15,7 @@ from statecentric_jax.successors import SuccessorGenerator
 from statecentric_jax.tasks import load_task
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-PAPER = pathlib.Path("/work/shared/benchmarks/paper-splits")
+PAPER = pathlib.Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "paper-splits"  # ../shared beside the clone
 PAPER_FOLDERS = {
     "blocks": "blocks",
     "gripper": "gripper",

@@ -1,0 +1,31 @@
+"""Table 1, plots and plan quality of a sweep, beside the paper's published numbers.
+
+  python launch/report.py --sweep_dir=runs/sweep
+
+Writes table1.{md,csv}, plan_quality.{md,csv}, success_by_split.png and
+success_vs_size.png into --out_dir (default <sweep_dir>/report); the same runs
+always give identical files.
+"""
+
+from absl import flags
+
+from statecentric_jax import report
+from statecentric_jax.cli import run_main
+
+_SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "The sweep's run directories, one per configuration.")
+_OUT_DIR = flags.DEFINE_string("out_dir", None, "Where the report goes (default: <sweep_dir>/report).")
+_PAPER_CSV = flags.DEFINE_string("paper_csv", str(report.PAPER_CSV), "The paper's Table 1 (domain,split,system,variant,mean,std).")
+_FD_PLANS_DIR = flags.DEFINE_string(
+    "fd_plans_dir", None, "Fast Downward plans, <dir>/<domain>/<split>/trajectories.jsonl (default: each run's plans cache).")
+flags.mark_flags_as_required(["sweep_dir"])
+
+
+def main(argv):
+    del argv
+    files = report.write_report(_SWEEP_DIR.value, _OUT_DIR.value, _PAPER_CSV.value, _FD_PLANS_DIR.value)
+    print(files[0].read_text(encoding="utf-8"))
+    print("wrote " + ", ".join(str(f) for f in files))
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -1,0 +1,41 @@
+"""Run a set of configurations (default: all 32 of Table 1) as parallel processes, resumably.
+
+  python launch/sweep.py --sweep_dir=runs/sweep --pddl_root=../shared/benchmarks/paper-splits --parallel=2
+
+Each configuration goes to <sweep_dir>/<name>/ (output in log.txt); a rerun skips
+finished configurations, seeds and splits. Wall time and peak memory: <sweep_dir>/sweep.json.
+"""
+
+from absl import flags
+
+from statecentric_jax import pipeline, sweep
+from statecentric_jax.cli import run_main
+
+_SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "Where the runs go, one folder per configuration.")
+_CONFIGS = flags.DEFINE_list("configs", list(sweep.TABLE1_CONFIGS), "Config names in configs/, or paths to config files.")
+_PARALLEL = flags.DEFINE_integer("parallel", 1, "Configurations run at the same time.")
+_SEEDS = flags.DEFINE_list("seeds", [str(s) for s in pipeline.SEEDS], "Seeds to train and evaluate.")
+_PDDL_ROOT = flags.DEFINE_string("pddl_root", None, "PDDL root for every run (default: each config's data.pddl_root).")
+_CACHE_DIR = flags.DEFINE_string("cache_dir", None, "Plans and datasets cache (default: each config's data.cache_dir).")
+flags.mark_flags_as_required(["sweep_dir"])
+
+
+def main(argv):
+    del argv
+    result = sweep.run_sweep(
+        _SWEEP_DIR.value,
+        configs=_CONFIGS.value,
+        seeds=[int(s) for s in _SEEDS.value],
+        parallel=_PARALLEL.value,
+        pddl_root=_PDDL_ROOT.value,
+        cache_dir=_CACHE_DIR.value,
+    )
+    print(f"{len(result.finished)} finished, {len(result.skipped)} already complete, {len(result.failed)} failed"
+          f" in {result.wall_seconds:.0f} s (peak child memory {result.peak_rss_mb_children:.0f} MiB)")
+    for name, reason in sorted(result.failed.items()):
+        print(f"FAILED {name}: {reason}")
+    return 1 if result.failed else 0
+
+
+if __name__ == "__main__":
+    run_main(main)
