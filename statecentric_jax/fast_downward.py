@@ -43,6 +43,7 @@ _OUT_OF_RESOURCES = {
     22: "the search ran out of memory",
     23: "the search ran out of time",
     24: "the search ran out of memory and time",
+    256 - signal.SIGXCPU: "a component hit the CPU-time limit (SIGXCPU)",  # the driver reports -24 as 232
 }
 
 

@@ -137,3 +137,19 @@ def test_missing_file_is_an_error(tmp_path):
     domain_file, _ = write(tmp_path)
     result = fast_downward.solve(domain_file, tmp_path / "absent.pddl")
     assert (result.status, result.message) == ("error", f"{tmp_path / 'absent.pddl'}: file not found")
+
+
+def test_cpu_limit_signal_counts_as_timeout_and_falls_back(tmp_path, monkeypatch):
+    # With a 1 s limit the driver's CPU limit can kill a component first: exit code 232 (-SIGXCPU).
+    domain_file, problem_file = write(tmp_path)
+    real_run = fast_downward._run
+    calls = []
+
+    def run(command, cwd, time_limit):
+        calls.append(command[command.index("--search") + 1])
+        return (232, "", "") if len(calls) == 1 else real_run(command, cwd, time_limit)
+
+    monkeypatch.setattr(fast_downward, "_run", run)
+    result = fast_downward.solve(domain_file, problem_file)
+    assert [a.status for a in result.attempts] == ["timeout", "solved"]
+    assert "SIGXCPU" in result.attempts[0].reason and calls == [ASTAR_LMCUT, GBFS_FF]
