@@ -18,7 +18,6 @@ of embedded states, so a warm one would only look states up); best of 3.
 """
 
 import pathlib
-import random
 import sys
 import tempfile
 import time
@@ -28,7 +27,7 @@ from absl import app, flags
 from benchmarks.common import machine_line
 from statecentric_jax import layout
 from statecentric_jax.encoders import fit_encoder, load_encoder
-from statecentric_jax.successors import SuccessorGenerator
+from statecentric_jax.successors import SuccessorGenerator, random_walk
 from statecentric_jax.tasks import load_task
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root (data/ or a paper-splits-like tree).")
@@ -36,20 +35,9 @@ _PROBLEMS = flags.DEFINE_integer("problems", 4, "Largest extrapolation problems 
 _STEPS = flags.DEFINE_integer("steps", 40, "Random-walk steps per problem; all successors of each state are embedded.")
 
 
-def walk(task, steps, seed):
-    rng, generator = random.Random(seed), SuccessorGenerator(task)
-    states = [task.init]
-    for _ in range(steps):
-        successors = generator.successors(states[-1])
-        if not successors:
-            break
-        states.append(rng.choice(successors)[1])
-    return states
-
-
 def decoding_calls(tasks, steps):
     """The embed calls of lockstep decoding (beam width 1) along seeded random walks."""
-    walks = [walk(task, steps, i) for i, task in enumerate(tasks)]
+    walks = [random_walk(task, steps, i) for i, task in enumerate(tasks)]
     generators = [SuccessorGenerator(task) for task in tasks]
     calls = [[(task, state)] for task in tasks for state in (task.goal, task.init)]
     for step in range(steps):
@@ -92,9 +80,9 @@ def main(argv):
             pairs = []
             for i, task in enumerate(tests):
                 generator = SuccessorGenerator(task)
-                pairs += [(task, nxt) for state in walk(task, _STEPS.value, i) for _, nxt in generator.successors(state)]
+                pairs += [(task, nxt) for state in random_walk(task, _STEPS.value, i) for _, nxt in generator.successors(state)]
             decoding = decoding_calls(tests, _STEPS.value)
-            fitted = [(task, walk(task, 20, i)) for i, task in enumerate(train)]
+            fitted = [(task, random_walk(task, 20, i)) for i, task in enumerate(train)]
             objects = "/".join(str(len(t.objects)) for t in tests)
             for kind, engines in (("wl", (("wl_fast", True), ("wl (wlplan)", False))), ("fsf", (("fsf", None),))):
                 encoder = fit_encoder(kind, domain, fitted if kind == "wl" else fitted + [(t, []) for t in tests])

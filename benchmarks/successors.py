@@ -7,7 +7,6 @@ collects states from a seeded random walk, and times both generators on the same
 states (interleaved repeats, best of 5). Successors/s counts (operator, state) pairs.
 """
 
-import random
 import sys
 import time
 
@@ -15,7 +14,7 @@ from absl import app, flags
 
 from benchmarks.common import machine_line
 from statecentric_jax import layout
-from statecentric_jax.successors import SuccessorGenerator, naive_successors
+from statecentric_jax.successors import SuccessorGenerator, naive_successors, random_walk
 from statecentric_jax.tasks import load_task
 
 FLAGS = flags.DEFINE_string("pddl_root", "data", "PDDL root (data/ or a paper-splits-like tree).")
@@ -44,13 +43,7 @@ def main(argv):
         tasks = [load_task(domain_file, p) for p in layout.problem_files(FLAGS.value, domain, SPLIT.value)]
         task = max(tasks, key=lambda t: (len(t.operators), t.name))
         generator = SuccessorGenerator(task)
-        rng, state, states = random.Random(0), task.init, []
-        for _ in range(STEPS.value):
-            states.append(state)
-            successors = generator.successors(state)
-            if not successors:
-                break
-            state = rng.choice(successors)[1]
+        states = random_walk(task, STEPS.value, seed=0)
         pairs = sum(len(generator.successors(s)) for s in states)
         fast = best_time(generator.successors, states)
         naive = best_time(lambda s: naive_successors(task, s), states)

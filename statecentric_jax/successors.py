@@ -10,6 +10,7 @@ task's operator order, the same as the naive loop.
 from __future__ import annotations
 
 import collections
+import random
 
 from statecentric_jax.tasks import Operator, Task
 
@@ -47,3 +48,15 @@ class SuccessorGenerator:
 def naive_successors(task: Task, state: frozenset[str]) -> list[tuple[Operator, frozenset[str]]]:
     """The reference loop over every ground operator (for tests and benchmarks)."""
     return [(op, op.apply(state)) for op in task.operators if op.pre <= state]
+
+
+def random_walk(task: Task, steps: int, seed: int) -> list[frozenset[str]]:
+    """States s_0..s_n of a seeded random walk (stops early in a dead end); for tests and benchmarks."""
+    rng, generator = random.Random(seed), SuccessorGenerator(task)
+    states = [task.init]
+    for _ in range(steps):
+        successors = generator.successors(states[-1])
+        if not successors:
+            break
+        states.append(rng.choice(successors)[1])
+    return states

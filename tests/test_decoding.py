@@ -1,5 +1,6 @@
 """Plan decoding: oracle models reproduce known plans; batching changes nothing."""
 
+import pathlib
 import numpy as np
 import pytest
 
@@ -8,22 +9,7 @@ from statecentric_jax.errors import InputError
 from statecentric_jax.plans import simulate
 from statecentric_jax.tasks import load_task
 
-DOMAIN = """(define (domain blocks)
-  (:requirements :strips)
-  (:predicates (on ?x ?y) (ontable ?x) (clear ?x) (handempty) (holding ?x))
-  (:action pick-up :parameters (?x)
-    :precondition (and (clear ?x) (ontable ?x) (handempty))
-    :effect (and (not (ontable ?x)) (not (clear ?x)) (not (handempty)) (holding ?x)))
-  (:action put-down :parameters (?x)
-    :precondition (holding ?x)
-    :effect (and (not (holding ?x)) (clear ?x) (handempty) (ontable ?x)))
-  (:action stack :parameters (?x ?y)
-    :precondition (and (holding ?x) (clear ?y))
-    :effect (and (not (holding ?x)) (not (clear ?y)) (clear ?x) (handempty) (on ?x ?y)))
-  (:action unstack :parameters (?x ?y)
-    :precondition (and (on ?x ?y) (clear ?x) (handempty))
-    :effect (and (holding ?x) (clear ?y) (not (clear ?x)) (not (handempty)) (not (on ?x ?y)))))
-"""
+DOMAIN = (pathlib.Path(__file__).resolve().parents[1] / "data/domains/blocks/domain.pddl").read_text()
 
 
 def problem(name, blocks, goal):

@@ -13,7 +13,7 @@ import pytest
 from statecentric_jax import encoders
 from statecentric_jax.encoders import FSF_DONT_CARE, FSF_PAD, WLSettings, fit_encoder, load_encoder
 from statecentric_jax.errors import InputError
-from statecentric_jax.successors import SuccessorGenerator
+from statecentric_jax.successors import random_walk
 from statecentric_jax.tasks import load_task
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -41,15 +41,6 @@ def blocks_tower(tmp_path, name, objects, goal_tower=None):
     init = ["(handempty)"] + [f"(ontable {o})" for o in objects] + [f"(clear {o})" for o in objects]
     goal = [f"(on {upper} {lower})" for lower, upper in itertools.pairwise(tower)]
     return make_task(tmp_path, "blocks", name, objects, init, goal)
-
-
-def random_walk(task, steps, seed):
-    rng = random.Random(seed)
-    successors = SuccessorGenerator(task)
-    states = [task.init]
-    for _ in range(steps):
-        states.append(rng.choice(successors.successors(states[-1]))[1])
-    return states
 
 
 def rename(atoms, mapping):

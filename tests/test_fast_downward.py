@@ -1,5 +1,6 @@
 """Fast Downward runs: solved, unsolvable, timed out, fallback, and bad input that FD never sees."""
 
+import pathlib
 import os
 
 import pytest
@@ -9,22 +10,7 @@ from statecentric_jax.fast_downward import ASTAR_LMCUT, GBFS_FF, SearchConfig
 from statecentric_jax.plans import simulate
 from statecentric_jax.tasks import load_task
 
-BLOCKS = """(define (domain blocks)
-  (:requirements :strips)
-  (:predicates (on ?x ?y) (ontable ?x) (clear ?x) (handempty) (holding ?x))
-  (:action pick-up :parameters (?x)
-    :precondition (and (clear ?x) (ontable ?x) (handempty))
-    :effect (and (not (ontable ?x)) (not (clear ?x)) (not (handempty)) (holding ?x)))
-  (:action put-down :parameters (?x)
-    :precondition (holding ?x)
-    :effect (and (not (holding ?x)) (clear ?x) (handempty) (ontable ?x)))
-  (:action stack :parameters (?x ?y)
-    :precondition (and (holding ?x) (clear ?y))
-    :effect (and (not (holding ?x)) (not (clear ?y)) (clear ?x) (handempty) (on ?x ?y)))
-  (:action unstack :parameters (?x ?y)
-    :precondition (and (on ?x ?y) (clear ?x) (handempty))
-    :effect (and (holding ?x) (clear ?y) (not (clear ?x)) (not (handempty)) (not (on ?x ?y)))))
-"""
+BLOCKS = (pathlib.Path(__file__).resolve().parents[1] / "data/domains/blocks/domain.pddl").read_text()
 
 
 def blocks_problem(name: str, tower: str, goal: str | None = None) -> str:
@@ -46,7 +32,7 @@ BAD_INPUT = {
     "unknown-predicate": (BLOCKS, blocks_problem("p", "ab", goal="(above a b)"), "problem", "unknown predicate 'above'"),
     "unknown-object": (BLOCKS, blocks_problem("p", "ab", goal="(on a z)"), "problem", "unknown object 'z'"),
     "conditional-effect": (
-        BLOCKS.replace("(holding ?x)))\n  (:action put-down", "(when (clear ?x) (holding ?x))))\n  (:action put-down"),
+        BLOCKS.replace("(holding ?x)))\n\n  (:action put-down", "(when (clear ?x) (holding ?x))))\n\n  (:action put-down"),
         blocks_problem("p", "ab"),
         "domain",
         "conditional effects",

@@ -1,21 +1,14 @@
 """Plan replay: trajectories for valid plans, precise errors for invalid ones."""
 
+import pathlib
+
 import pytest
 
 from statecentric_jax.errors import InputError
 from statecentric_jax.plans import PlanError, format_plan, read_plan, simulate
 from statecentric_jax.tasks import load_task
 
-DOMAIN = """(define (domain blocks)
-  (:requirements :strips)
-  (:predicates (on ?x ?y) (ontable ?x) (clear ?x) (handempty) (holding ?x))
-  (:action pick-up :parameters (?x)
-    :precondition (and (clear ?x) (ontable ?x) (handempty))
-    :effect (and (not (ontable ?x)) (not (clear ?x)) (not (handempty)) (holding ?x)))
-  (:action stack :parameters (?x ?y)
-    :precondition (and (holding ?x) (clear ?y))
-    :effect (and (not (holding ?x)) (not (clear ?y)) (clear ?x) (handempty) (on ?x ?y))))
-"""
+DOMAIN = (pathlib.Path(__file__).resolve().parents[1] / "data/domains/blocks/domain.pddl").read_text()
 PROBLEM = """(define (problem two) (:domain blocks) (:objects a b c)
   (:init (clear a) (clear b) (clear c) (ontable a) (ontable b) (ontable c) (handempty))
   (:goal (and (on a b) (on b c))))

@@ -9,7 +9,7 @@ import pytest
 from statecentric_jax import layout
 from statecentric_jax.encoders import WLSettings, fit_encoder, load_encoder
 from statecentric_jax.errors import InputError
-from statecentric_jax.successors import SuccessorGenerator
+from statecentric_jax.successors import SuccessorGenerator, random_walk
 from statecentric_jax.tasks import load_task
 from statecentric_jax.wl_fast import FastWL, Vocabulary
 
@@ -21,21 +21,10 @@ def tasks(root, domain, split, count):
     return [load_task(domain_file, p) for p in layout.problem_files(root, domain, split)[:count]]
 
 
-def walk(task, steps, seed):
-    rng, generator = random.Random(seed), SuccessorGenerator(task)
-    states = [task.init]
-    for _ in range(steps):
-        successors = generator.successors(states[-1])
-        if not successors:
-            break
-        states.append(rng.choice(successors)[1])
-    return states
-
-
 def decoding_calls(problems, steps):
     """Per step, one call with the successors of every problem's walk state (embedded the step before)."""
     generators = [SuccessorGenerator(task) for task in problems]
-    walks = [walk(task, steps, i) for i, task in enumerate(problems)]
+    walks = [random_walk(task, steps, i) for i, task in enumerate(problems)]
     calls = [[(task, task.init) for task in problems]]
     for step in range(steps):
         calls.append([(t, nxt) for t, g, w in zip(problems, generators, walks) if step < len(w) for _, nxt in g.successors(w[step])])
@@ -55,7 +44,7 @@ def fitted(request, data_root):
     """A WL encoder fitted on short walks of two small training problems, and larger problems to embed."""
     domain = request.param
     train = tasks(data_root, domain, "train", 2)
-    encoder = fit_encoder("wl", domain, [(task, walk(task, 6, i)) for i, task in enumerate(train)])
+    encoder = fit_encoder("wl", domain, [(task, random_walk(task, 6, i)) for i, task in enumerate(train)])
     return encoder, train[:1] + tasks(data_root, domain, "test-extrapolation", 1)
 
 
@@ -88,7 +77,7 @@ def test_states_without_cached_parent_equal_wlplan(fitted, tmp_path):
 @pytest.mark.parametrize("settings", [WLSettings(iterations=3), WLSettings(multiset_hash=False), WLSettings(normalize=True)])
 def test_other_settings_equal_wlplan(data_root, settings):
     train = tasks(data_root, "gripper", "train", 2)
-    encoder = fit_encoder("wl", "gripper", [(task, walk(task, 6, i)) for i, task in enumerate(train)], settings)
+    encoder = fit_encoder("wl", "gripper", [(task, random_walk(task, 6, i)) for i, task in enumerate(train)], settings)
     problems = train + tasks(data_root, "gripper", "test-extrapolation", 1)
     pairs = [pair for pairs in decoding_calls(problems, 6) for pair in pairs]
     rows, unseen = encoder.embed_with_unseen(pairs)
@@ -101,10 +90,10 @@ def test_reloaded_encoder_equals_fitted_one(data_root, tmp_path):
     # wlplan numbers predicates in the order it is given but saves them in its own sorted order
     # (gripper: "at-robby" before "at"); the encoder must give them in that order.
     train = tasks(data_root, "gripper", "train", 2)
-    encoder = fit_encoder("wl", "gripper", [(task, walk(task, 6, i)) for i, task in enumerate(train)])
+    encoder = fit_encoder("wl", "gripper", [(task, random_walk(task, 6, i)) for i, task in enumerate(train)])
     encoder.save(tmp_path / "encoder.json")
     loaded = load_encoder(tmp_path / "encoder.json")
-    pairs = [(task, state) for i, task in enumerate(train) for state in walk(task, 10, i + 5)]
+    pairs = [(task, state) for i, task in enumerate(train) for state in random_walk(task, 10, i + 5)]
     expected = wlplan_embed(encoder, pairs)[0]
     np.testing.assert_array_equal(wlplan_embed(loaded, pairs)[0], expected)
     np.testing.assert_array_equal(loaded.embed(pairs), expected)
@@ -123,7 +112,7 @@ def test_unsupported_wlplan_configurations_are_declined(fitted, tmp_path):
 
 def test_states_that_do_not_fit_the_problem_are_refused(data_root):
     task = tasks(data_root, "blocks", "train", 1)[0]
-    encoder = fit_encoder("wl", "blocks", [(task, walk(task, 4, 0))])
+    encoder = fit_encoder("wl", "blocks", [(task, random_walk(task, 4, 0))])
     for atom, reason in (("(on b1 nosuchblock)", "unknown object 'nosuchblock'"), ("(levitating b1)", "not an atom of the domain")):
         with pytest.raises(InputError, match=reason):
             encoder.embed([(task, task.init | {atom})])
