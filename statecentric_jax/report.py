@@ -24,6 +24,8 @@ import pathlib
 from typing import Callable, Sequence
 
 import numpy as np
+import matplotlib.lines
+import matplotlib.patches
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
@@ -307,14 +309,16 @@ def plot_success_by_split(evaluations: Sequence[Evaluation], paper: dict, path: 
                     paper_xs.append(x)
                     paper_ys.append(paper[(domain, split, column)].mean)
             ax.bar(xs, [s.mean for s in stats], width, yerr=[s.std for s in stats], color=colors[column],
-                   label=column.label, error_kw={"elinewidth": 0.8, "ecolor": "dimgray"})
+                   error_kw={"elinewidth": 0.8, "ecolor": "dimgray"})
             ax.hlines(paper_ys, [x - width / 2 for x in paper_xs], [x + width / 2 for x in paper_xs], color="crimson", linewidth=2)
         ax.set_xticks(range(len(splits)), [SPLIT_TITLES.get(s, s) for s in splits])
         ax.set_ylim(0, 1.05)
         ax.set_title(DOMAIN_TITLES.get(domain, domain))
         ax.set_ylabel("success rate")
-    axes[-1].plot([], [], linestyle="none", marker="_", markeredgewidth=2, color="crimson", label="paper")
-    axes[-1].legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    # Legend from the colours, not from one panel's bars: a panel may lack some configurations.
+    handles = [matplotlib.patches.Patch(color=colors[c], label=c.label) for c in columns]
+    handles.append(matplotlib.lines.Line2D([], [], linestyle="none", marker="_", markeredgewidth=2, color="crimson", label="paper"))
+    axes[-1].legend(handles=handles, fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     _save(figure, path)
 
 
