@@ -241,10 +241,15 @@ def success_table(evaluations: Sequence[Evaluation], paper: dict[tuple[str, str,
     return _markdown(md_header, md_rows) + legend, _csv(csv_header, csv_rows)
 
 
+def _stem(problem_file: str) -> str:
+    """Decoded results and FD trajectories agree on the problem file, not on the PDDL problem name."""
+    return pathlib.PurePath(problem_file).stem
+
+
 def _fd_lengths(path: pathlib.Path, cache: dict) -> dict[str, int] | None:
-    """Fast Downward plan length per problem of a split, or None where no plans were generated."""
+    """Fast Downward plan length per problem file (by stem) of a split, or None where no plans were generated."""
     if path not in cache:
-        cache[path] = {t["problem"]: len(t["plan"]) for t in read_trajectories(path)} if path.is_file() else None
+        cache[path] = {_stem(t["problem_file"]): len(t["plan"]) for t in read_trajectories(path)} if path.is_file() else None
     return cache[path]
 
 
@@ -258,7 +263,8 @@ def plan_quality(evaluations: Sequence[Evaluation], fd_plans_dir: str | os.PathL
             base = pathlib.Path(fd_plans_dir) if fd_plans_dir is not None else e.plans_dir
             fd = _fd_lengths(base / domain / split / "trajectories.jsonl", cache)
             with_fd |= fd is not None
-            ratios += [r["plan_length"] / fd[r["problem"]] for r in e.records if fd and r["solved"] and fd.get(r["problem"])]
+            ratios += [r["plan_length"] / fd[_stem(r["problem_file"])] for r in e.records
+                       if fd and r["solved"] and fd.get(_stem(r["problem_file"]))]
         if not ratios:
             return ("n/a" if group else "—"), ["n/a" if group else "", "0", str(int(with_fd))]
         ratio = sum(ratios) / len(ratios)
@@ -315,11 +321,16 @@ def plot_success_by_split(evaluations: Sequence[Evaluation], paper: dict, path: 
         ax.set_ylim(0, 1.05)
         ax.set_title(DOMAIN_TITLES.get(domain, domain))
         ax.set_ylabel("success rate")
-    # Legend from the colours, not from one panel's bars: a panel may lack some configurations.
     handles = [matplotlib.patches.Patch(color=colors[c], label=c.label) for c in columns]
     handles.append(matplotlib.lines.Line2D([], [], linestyle="none", marker="_", markeredgewidth=2, color="crimson", label="paper"))
-    axes[-1].legend(handles=handles, fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _legend(axes[-1], handles)
     _save(figure, path)
+
+
+def _legend(ax, handles: list) -> None:
+    """A legend built from the configuration colours, not from one panel's artists (a panel may lack some)."""
+    if handles:
+        ax.legend(handles=handles, fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
 def plot_success_vs_size(evaluations: Sequence[Evaluation], path: pathlib.Path, split: str = "test-extrapolation") -> None:
@@ -339,13 +350,12 @@ def plot_success_vs_size(evaluations: Sequence[Evaluation], path: pathlib.Path, 
             if solved:
                 sizes = sorted(solved)
                 ax.plot(sizes, [sum(solved[n]) / len(solved[n]) for n in sizes], marker="o", markersize=3,
-                        color=colors[column], label=column.label)
+                        color=colors[column])
         ax.set_ylim(-0.03, 1.03)
         ax.set_title(f"{DOMAIN_TITLES.get(domain, domain)} ({SPLIT_TITLES.get(split, split)})")
         ax.set_xlabel("objects")
         ax.set_ylabel("success rate")
-    if columns:
-        axes[-1].legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _legend(axes[-1], [matplotlib.lines.Line2D([], [], marker="o", markersize=3, color=colors[c], label=c.label) for c in columns])
     _save(figure, path)
 
 

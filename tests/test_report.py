@@ -42,7 +42,7 @@ def write_seed(run_dir, encoding, kind, mode, seed, splits, root, cache):
     (seed_dir / "config.json").write_text(config.to_json(indent=1))
     for split, lengths in splits.items():
         records = [
-            {"problem_file": f"{root}/blocks/{split}/{p}.pddl", "problem": p, "num_objects": OBJECTS[p],
+            {"problem_file": f"{root}/blocks/{split}/{p}.pddl", "problem": f"pddl-name-{p}", "num_objects": OBJECTS[p],
              "solved": n is not None, "plan_length": n or 0, "steps": n or 0, "seconds": 0.1,
              "outcome": "goal" if n else "dead end", "plan": ["(noop)"] * (n or 0)}
             for p, n in zip(OBJECTS, lengths, strict=True)
