@@ -274,7 +274,8 @@ def plan_quality(evaluations: Sequence[Evaluation], fd_plans_dir: str | os.PathL
     legend = (
         "\nMean plan length ratio decoded / Fast Downward over the (seed, problem) pairs solved by both"
         " (n = number of pairs; > 1: longer than Fast Downward's plans); n/a: no Fast Downward plan for"
-        " a solved problem (plans are generated for train and validation only); —: not run.\n"
+        " a solved problem in the plans cache (experiments plan train and validation; other splits need"
+        " `launch/generate_plans.py --splits=...` into the same plans directory); —: not run.\n"
     )
     return _markdown(md_header, md_rows) + legend, _csv(csv_header, csv_rows)
 
