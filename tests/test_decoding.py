@@ -191,3 +191,13 @@ def test_unencodable_instance_is_a_failure_not_a_crash(tasks):
     p4 = results[1]
     assert not p4.solved and p4.outcome.startswith("cannot encode: 4 objects exceed")
     assert results[0].steps > 0 and results[2].steps > 0
+
+
+def test_real_fsf_encoder_too_small_fails_that_instance(tasks):
+    from statecentric_jax.encoders import fit_encoder
+
+    three_blocks = tasks[0]
+    encoder = fit_encoder("fsf", "blocks", [(three_blocks, [three_blocks.init])])  # N = 3 slots
+    results = decode(tasks, ConstantModel(encoder.dim), encoder, DecodeConfig(horizon_base=5))
+    assert not results[1].solved and results[1].outcome.startswith("cannot encode")
+    assert results[0].steps > 0 and results[2].steps > 0
