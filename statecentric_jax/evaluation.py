@@ -49,15 +49,16 @@ def decode_config(config, **overrides) -> DecodeConfig:
 
 
 def check_plan(task: Task, result: DecodeResult, config: DecodeConfig, val_binary: str | None = None) -> DecodeResult:
-    """Replay the plan independently of the decoder; success only if it is valid and in time."""
+    """Replay the plan independently of the decoder; success only if it is valid, reaches the
+    goal and fits the horizon. An unsolved result keeps the decoder's reason (dead end, horizon)."""
     reason = None
     try:
-        simulate(task, result.plan, source=task.problem_file)
+        simulate(task, result.plan, source=task.problem_file, require_goal=result.solved)
     except PlanError as e:
-        reason = e.reason
+        reason = f"invalid plan: {e.reason}"
     if reason is None and len(result.plan) > config.horizon(task):
         reason = f"plan longer than the horizon {config.horizon(task)}"
-    if reason is None and val_binary:
+    if reason is None and result.solved and val_binary:
         reason = _val_check(val_binary, task, result.plan)
     if reason is not None and result.solved:
         logging.warning("%s: decoded plan rejected: %s", task.problem_file, reason)
