@@ -6,6 +6,7 @@ mode), not by its folder name. Writes into the output folder:
 
   table1.md, table1.csv              success rate mean±std over seeds, the paper's value and the difference
   plan_quality.md, plan_quality.csv  decoded plan length / Fast Downward plan length
+  failures.md, failures.csv          why unsolved problems failed: dead end, horizon or other
   success_by_split.png               bars per configuration and split, one panel per domain
   success_vs_size.png                extrapolation success vs number of objects, one panel per domain
 
@@ -15,6 +16,7 @@ byte-identical files (the README's table is `table1.md`).
 
 from __future__ import annotations
 
+import collections
 import csv
 import dataclasses
 import io
@@ -43,6 +45,7 @@ SPLIT_TITLES = {"validation": "Val.", "test-interpolation": "Interp.", "test-ext
 ROUNDING = 0.005  # the paper prints two decimals: differences within rounding are not flagged
 FLAG = "†"
 RECORD_KEYS = ("problem", "num_objects", "solved", "plan_length")  # what the report reads of results.json
+FAILURES = ("dead end", "horizon")  # the decoder's own stopping reasons; anything else counts as "other"
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -280,6 +283,28 @@ def plan_quality(evaluations: Sequence[Evaluation], fd_plans_dir: str | os.PathL
     return _markdown(md_header, md_rows) + legend, _csv(csv_header, csv_rows)
 
 
+def failure_table(evaluations: Sequence[Evaluation]) -> tuple[str, str]:
+    """(markdown, CSV): unsolved / problems over seeds, split by the decoder's reason for stopping."""
+
+    def cell(domain: str, split: str, column: Column, group: list[Evaluation]) -> tuple[str, list[str]]:
+        if not group:
+            return "—", [""] * (len(FAILURES) + 3)
+        records = [r for e in group for r in e.records]
+        reasons = collections.Counter(r.get("outcome") if r.get("outcome") in FAILURES else "other" for r in records if not r["solved"])
+        counts = [reasons[reason] for reason in (*FAILURES, "other")]
+        named = [f"{reason} {n}" for reason, n in zip((*FAILURES, "other"), counts) if n]
+        text = f"{sum(counts)}/{len(records)}" + (": " + ", ".join(named) if named else "")
+        return text, [str(len(records)), str(sum(counts)), *(str(n) for n in counts)]
+
+    md_rows, csv_rows, md_header, csv_header = _grid(evaluations, cell, ("problems", "unsolved", *FAILURES, "other"))
+    legend = (
+        "\nUnsolved / decoded problems, summed over seeds, with why decoding stopped: dead end (every successor"
+        " of every beam path was already visited on that path), horizon (the step limit), other (an instance"
+        " that could not be loaded or encoded, or a plan that failed the final check); —: not run.\n"
+    )
+    return _markdown(md_header, md_rows) + legend, _csv(csv_header, csv_rows)
+
+
 def _colors(evaluations: Sequence[Evaluation]) -> dict[Column, tuple]:
     """Fixed paired colours in the paper's column order: one hue per system, dark for state, light for delta."""
     tab20 = colormaps["tab20"]
@@ -371,9 +396,11 @@ def write_report(
     paper = read_paper(paper_csv)
     out = pathlib.Path(out_dir) if out_dir is not None else pathlib.Path(sweep_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
-    files = {name: out / name for name in ("table1.md", "table1.csv", "plan_quality.md", "plan_quality.csv",
-                                            "success_by_split.png", "success_vs_size.png")}
-    for (md, table), name in ((success_table(evaluations, paper), "table1"), (plan_quality(evaluations, fd_plans_dir), "plan_quality")):
+    tables = {"table1": success_table(evaluations, paper), "plan_quality": plan_quality(evaluations, fd_plans_dir),
+              "failures": failure_table(evaluations)}
+    files = {f"{name}.{ext}": out / f"{name}.{ext}" for name in tables for ext in ("md", "csv")}
+    files.update({name: out / name for name in ("success_by_split.png", "success_vs_size.png")})
+    for name, (md, table) in tables.items():
         write_text(files[f"{name}.md"], md)
         write_text(files[f"{name}.csv"], table)
     plot_success_by_split(evaluations, paper, files["success_by_split.png"])

@@ -22,6 +22,7 @@ blocks,test-extrapolation,WL-XGB,delta,0.50,0.00
 blocks,validation,WL-LSTM,state,0.44,0.16
 blocks,validation,FD,astar-lmcut,1.00,0.00
 """
+FAILURE = {"validation": "dead end", "test-extrapolation": "horizon"}  # the decoder's reason for every unsolved problem
 # run -> (encoding, kind, mode) and seed -> split -> per problem: decoded plan length, or None if unsolved
 RUNS = {
     "blocks_wl_xgb_delta": (("wl", "xgb", "delta"), {
@@ -44,7 +45,7 @@ def write_seed(run_dir, encoding, kind, mode, seed, splits, root, cache):
         records = [
             {"problem_file": f"{root}/blocks/{split}/{p}.pddl", "problem": f"pddl-name-{p}", "num_objects": OBJECTS[p],
              "solved": n is not None, "plan_length": n or 0, "steps": n or 0, "seconds": 0.1,
-             "outcome": "goal" if n else "dead end", "plan": ["(noop)"] * (n or 0)}
+             "outcome": "goal" if n else FAILURE[split], "plan": ["(noop)"] * (n or 0)}
             for p, n in zip(OBJECTS, lengths, strict=True)
         ]
         out = seed_dir / "eval" / split
@@ -87,7 +88,7 @@ def test_table_cells_csv_and_plots(sweep, tmp_path):
     sweep_dir, paper = sweep
     files = report.write_report(sweep_dir, tmp_path / "out", paper)
     assert [f.name for f in files] == ["table1.md", "table1.csv", "plan_quality.md", "plan_quality.csv",
-                                       "success_by_split.png", "success_vs_size.png"]
+                                       "failures.md", "failures.csv", "success_by_split.png", "success_vs_size.png"]
     cells = md_cells((tmp_path / "out/table1.md").read_text())
     assert list(cells) == [("Blocks", "Val."), ("Blocks", "Extrap.")]
     assert list(cells[("Blocks", "Val.")]) == [c.label for c in report.COLUMNS]  # the paper's column order
@@ -128,6 +129,26 @@ def test_plan_quality_ratio_over_problems_solved_by_both(sweep, tmp_path):
     # an explicit FD plans folder replaces each run's cache: here one without plans
     report.write_report(sweep_dir, tmp_path / "out2", paper, fd_plans_dir=tmp_path / "nowhere")
     assert md_cells((tmp_path / "out2/plan_quality.md").read_text())[("Blocks", "Val.")]["WL-XGB delta"] == "n/a"
+
+
+def test_failures_count_unsolved_problems_by_reason(sweep, tmp_path):
+    sweep_dir, paper = sweep
+    report.write_report(sweep_dir, tmp_path / "out", paper)
+    cells = md_cells((tmp_path / "out/failures.md").read_text())
+    assert cells[("Blocks", "Val.")]["WL-XGB delta"] == "1/6: dead end 1"  # 2 seeds x 3 problems
+    assert cells[("Blocks", "Extrap.")]["WL-XGB delta"] == "6/6: horizon 6"
+    assert cells[("Blocks", "Val.")]["WL-LSTM state"] == "2/3: dead end 2"
+    assert cells[("Blocks", "Val.")]["FSF-XGB delta"] == "—"
+    rows = list(csv.DictReader((tmp_path / "out/failures.csv").open()))
+    lstm = {k.removeprefix("WL-LSTM state "): v for k, v in rows[1].items() if k.startswith("WL-LSTM state")}
+    assert lstm == {"problems": "3", "unsolved": "2", "dead end": "0", "horizon": "2", "other": "0"}
+    # a result without a decoder reason (an instance that could not be loaded) counts as "other"
+    records_file = sweep_dir / "blocks_wl_lstm_state/seed13/eval/validation/results.json"
+    records = json.loads(records_file.read_text())
+    records[1]["outcome"] = "cannot load: bad PDDL"
+    records_file.write_text(json.dumps(records))
+    report.write_report(sweep_dir, tmp_path / "out", paper)
+    assert md_cells((tmp_path / "out/failures.md").read_text())[("Blocks", "Val.")]["WL-LSTM state"] == "2/3: dead end 1, other 1"
 
 
 def test_rerun_gives_identical_files(sweep, tmp_path):
