@@ -257,14 +257,19 @@ def _fd_lengths(path: pathlib.Path, cache: dict) -> dict[str, int] | None:
 
 
 def plan_quality(evaluations: Sequence[Evaluation], fd_plans_dir: str | os.PathLike | None = None) -> tuple[str, str]:
-    """(markdown, CSV): mean decoded / Fast Downward plan length over (seed, problem) pairs solved by both."""
+    """(markdown, CSV): mean decoded / Fast Downward plan length over (seed, problem) pairs solved by both.
+
+    A split's Fast Downward plans come from `fd_plans_dir` where it has them, else from the run's plans
+    cache (which experiments fill for train and validation only).
+    """
     cache: dict = {}
 
     def cell(domain: str, split: str, column: Column, group: list[Evaluation]) -> tuple[str, list[str]]:
         ratios, with_fd = [], False
         for e in group:
-            base = pathlib.Path(fd_plans_dir) if fd_plans_dir is not None else e.plans_dir
-            fd = _fd_lengths(base / domain / split / "trajectories.jsonl", cache)
+            bases = ([pathlib.Path(fd_plans_dir)] if fd_plans_dir is not None else []) + [e.plans_dir]
+            files = [base / domain / split / "trajectories.jsonl" for base in bases]
+            fd = _fd_lengths(next((f for f in files if f.is_file()), files[-1]), cache)
             with_fd |= fd is not None
             ratios += [r["plan_length"] / fd[_stem(r["problem_file"])] for r in e.records
                        if fd and r["solved"] and fd.get(_stem(r["problem_file"]))]
@@ -276,9 +281,10 @@ def plan_quality(evaluations: Sequence[Evaluation], fd_plans_dir: str | os.PathL
     md_rows, csv_rows, md_header, csv_header = _grid(evaluations, cell, ("ratio", "pairs", "fd plans"))
     legend = (
         "\nMean plan length ratio decoded / Fast Downward over the (seed, problem) pairs solved by both"
-        " (n = number of pairs; > 1: longer than Fast Downward's plans); n/a: no Fast Downward plan for"
-        " a solved problem in the plans cache (experiments plan train and validation; other splits need"
-        " `launch/generate_plans.py --splits=...` into the same plans directory); —: not run.\n"
+        " (n = number of pairs; > 1: longer than Fast Downward's plans); n/a: no such pair, because nothing"
+        " was solved or the plans cache has no Fast Downward plans for the split (experiments plan train and"
+        " validation; test splits need `launch/generate_plans.py --splits=...` and `report.py --fd_plans_dir`);"
+        " —: not run.\n"
     )
     return _markdown(md_header, md_rows) + legend, _csv(csv_header, csv_rows)
 

@@ -126,9 +126,16 @@ def test_plan_quality_ratio_over_problems_solved_by_both(sweep, tmp_path):
     assert cells[("Blocks", "Val.")]["FSF-LSTM state"] == "—"
     rows = list(csv.DictReader((tmp_path / "out/plan_quality.csv").open()))
     assert (rows[0]["WL-XGB delta ratio"], rows[0]["WL-XGB delta pairs"]) == ("1.1000", "5")
-    # an explicit FD plans folder replaces each run's cache: here one without plans
-    report.write_report(sweep_dir, tmp_path / "out2", paper, fd_plans_dir=tmp_path / "nowhere")
-    assert md_cells((tmp_path / "out2/plan_quality.md").read_text())[("Blocks", "Val.")]["WL-XGB delta"] == "n/a"
+    # an extra FD plans folder (generate_plans --workdir) adds the extrapolation plans; validation still from the cache
+    extra = tmp_path / "fd-test-plans" / "blocks" / "test-extrapolation"
+    extra.mkdir(parents=True)
+    (extra / "trajectories.jsonl").write_text("".join(
+        json.dumps({"problem": p, "problem_file": f"{p}.pddl", "domain_file": "d.pddl", "plan": ["(a)"] * 3,
+                    "static": [], "states": [[]] * 4}) + "\n" for p in OBJECTS))
+    report.write_report(sweep_dir, tmp_path / "out2", paper, fd_plans_dir=tmp_path / "fd-test-plans")
+    cells = md_cells((tmp_path / "out2/plan_quality.md").read_text())
+    assert cells[("Blocks", "Extrap.")]["WL-LSTM state"] == "2.00 (n=1)"  # 6 / 3
+    assert cells[("Blocks", "Val.")]["WL-XGB delta"] == "1.10 (n=5)"
 
 
 def test_failures_count_unsolved_problems_by_reason(sweep, tmp_path):
