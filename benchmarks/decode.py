@@ -17,11 +17,12 @@ from absl import app, flags
 
 from benchmarks.common import machine_line
 from statecentric_jax import config as config_lib
-from statecentric_jax import layout, pipeline
-from statecentric_jax.decoding import DecodeStats, decode, decode_sequential
-from statecentric_jax.evaluation import decode_config
-from statecentric_jax.tasks import load_task
-from statecentric_jax.train import CONFIG_FILE, load_model
+from statecentric_jax.experiments import pipeline
+from statecentric_jax.problems import layout
+from statecentric_jax.search.decoding import DecodeStats, decode, decode_sequential
+from statecentric_jax.experiments.evaluation import decode_config
+from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.learning.train import CONFIG_FILE, load_model
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root.")
 _DOMAINS = flags.DEFINE_list("domains", ["visitall", "blocks"], "Domains to benchmark.")

@@ -13,10 +13,10 @@ import sys
 from absl import app, flags
 
 from benchmarks.common import machine_line
-from statecentric_jax import layout, plan_generation
-from statecentric_jax.datasets import trajectories_path
-from statecentric_jax.encoders import WLSettings, fit_encoder
-from statecentric_jax.tasks import load_task
+from statecentric_jax.problems import layout, plan_generation
+from statecentric_jax.embedding.datasets import trajectories_path
+from statecentric_jax.embedding.encoders import WLSettings, fit_encoder
+from statecentric_jax.planning.tasks import load_task
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root.")
 _PLANS_DIR = flags.DEFINE_string("plans_dir", "runs/bench/plans", "Where training plans are generated (cached).")

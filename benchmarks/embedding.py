@@ -25,10 +25,10 @@ import time
 from absl import app, flags
 
 from benchmarks.common import machine_line
-from statecentric_jax import layout
-from statecentric_jax.encoders import fit_encoder, load_encoder
-from statecentric_jax.successors import SuccessorGenerator, random_walk
-from statecentric_jax.tasks import load_task
+from statecentric_jax.problems import layout
+from statecentric_jax.embedding.encoders import fit_encoder, load_encoder
+from statecentric_jax.planning.successors import SuccessorGenerator, random_walk
+from statecentric_jax.planning.tasks import load_task
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root (data/ or a paper-splits-like tree).")
 _PROBLEMS = flags.DEFINE_integer("problems", 4, "Largest extrapolation problems per domain.")

@@ -17,7 +17,7 @@ import pathlib
 from absl import app, flags
 
 from benchmarks.common import machine_line
-from statecentric_jax import sweep
+from statecentric_jax.experiments import sweep
 
 _SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "A finished sweep.")
 _FD_PLANS_DIR = flags.DEFINE_string("fd_plans_dir", None, "generate_plans --workdir of the test splits' reference plans.")

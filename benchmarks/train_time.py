@@ -18,9 +18,9 @@ from absl import app, flags
 
 from benchmarks.common import machine_line
 from statecentric_jax import config as config_lib
-from statecentric_jax import layout
-from statecentric_jax.pipeline import prepare_data
-from statecentric_jax.train import train_model
+from statecentric_jax.problems import layout
+from statecentric_jax.experiments.pipeline import prepare_data
+from statecentric_jax.learning.train import train_model
 
 ALL = ["_".join(c) for c in itertools.product(layout.DOMAINS, config_lib.ENCODINGS, config_lib.MODEL_KINDS, config_lib.MODES)]
 

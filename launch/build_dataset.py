@@ -12,8 +12,8 @@ import os
 from absl import flags
 
 from statecentric_jax.cli import run_main
-from statecentric_jax.datasets import build_datasets
-from statecentric_jax.encoders import KINDS
+from statecentric_jax.embedding.datasets import build_datasets
+from statecentric_jax.embedding.encoders import KINDS
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "data/ or a tree like the paper's splits: <domain>/domain.pddl, <domain>/<split>/*.pddl.")
 _PLANS_DIR = flags.DEFINE_string("plans_dir", None, "--workdir of launch/generate_plans.py (<domain>/<split>/trajectories.jsonl).", required=True)

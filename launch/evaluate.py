@@ -11,7 +11,7 @@ import json
 from absl import flags
 
 from statecentric_jax.cli import run_main
-from statecentric_jax.evaluation import evaluate
+from statecentric_jax.experiments.evaluation import evaluate
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py --workdir).")
 _SPLIT = flags.DEFINE_string("split", "test-extrapolation", "Split to decode.")

@@ -7,7 +7,8 @@ writes `<out_root>/domains/<domain>/{domain.pddl,<split>/*.pddl}`; same seed, sa
 
 from absl import app, flags, logging
 
-from statecentric_jax import cli, generators, layout
+from statecentric_jax import cli
+from statecentric_jax.problems import generators, layout
 
 _OUT_ROOT = flags.DEFINE_string("out_root", "data", "PDDL root to write (domains/<domain>/<split>/*.pddl).")
 _DOMAINS = flags.DEFINE_list("domains", list(layout.DOMAINS), "Domains to generate.")

@@ -9,7 +9,7 @@ Exits non-zero with a one-line message if the problem is not solved within the h
 from absl import flags
 
 from statecentric_jax.cli import run_main
-from statecentric_jax.evaluation import plan_problem
+from statecentric_jax.experiments.evaluation import plan_problem
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py --workdir).")
 _DOMAIN = flags.DEFINE_string("domain", None, "Domain PDDL file.")

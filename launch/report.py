@@ -9,7 +9,7 @@ always give identical files.
 
 from absl import flags
 
-from statecentric_jax import report
+from statecentric_jax.experiments import report
 from statecentric_jax.cli import run_main
 
 _SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "The sweep's run directories, one per configuration.")

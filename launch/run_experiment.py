@@ -8,7 +8,7 @@ Each seed goes to <workdir>/seed<N>/; finished seeds and splits are skipped on r
 from absl import flags
 from ml_collections import config_flags
 
-from statecentric_jax import pipeline
+from statecentric_jax.experiments import pipeline
 from statecentric_jax.cli import run_main
 
 _CONFIG = config_flags.DEFINE_config_file("config", None, "A config file from configs/.", lock_config=True)

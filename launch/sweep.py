@@ -8,7 +8,7 @@ finished configurations, seeds and splits. Wall time and peak memory: <sweep_dir
 
 from absl import flags
 
-from statecentric_jax import pipeline, sweep
+from statecentric_jax.experiments import pipeline, sweep
 from statecentric_jax.cli import run_main
 
 _SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "Where the runs go, one folder per configuration.")

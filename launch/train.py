@@ -5,7 +5,7 @@
 
 Plans and embedded datasets are generated first (and cached in
 `config.data.cache_dir`). The workdir receives config.json, checkpoint/,
-encoder.json, metrics.jsonl and model_size.json; `statecentric_jax.train.load_model`
+encoder.json, metrics.jsonl and model_size.json; `statecentric_jax.learning.train.load_model`
 reads it back.
 """
 
@@ -13,7 +13,7 @@ from absl import flags
 from ml_collections import config_flags
 
 from statecentric_jax.cli import run_main
-from statecentric_jax.pipeline import train_from_config
+from statecentric_jax.experiments.pipeline import train_from_config
 
 _CONFIG = config_flags.DEFINE_config_file("config", None, "A config file from configs/.", lock_config=True)
 _WORKDIR = flags.DEFINE_string("workdir", None, "Where the trained model and its metrics go.")

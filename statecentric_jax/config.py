@@ -11,7 +11,7 @@ from __future__ import annotations
 import ml_collections
 
 from statecentric_jax.errors import InputError
-from statecentric_jax.transitions import MODES
+from statecentric_jax.learning.transitions import MODES
 
 ENCODINGS = ("wl", "fsf")
 MODEL_KINDS = ("lstm", "xgb")

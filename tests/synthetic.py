@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from statecentric_jax.datasets import EmbeddedSplit
+from statecentric_jax.embedding.datasets import EmbeddedSplit
 
 DIM = 6
 

@@ -1,0 +1,1 @@
+"""Experiments: evaluation, the train-and-evaluate pipeline, sweeps and the Table-1 report."""

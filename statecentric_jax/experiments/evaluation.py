@@ -1,0 +1,189 @@
+"""Evaluate a trained run on a split, and plan for a single problem.
+
+Results go to `<workdir>/eval/<split>/`: `results.jsonl` grows one line per
+finished instance (so an interrupted evaluation resumes where it stopped), and
+`results.json`, `results.csv` and `summary.json` are rewritten atomically at the
+end. Success means: the decoded plan replays in the symbolic simulator, reaches
+the goal, and is no longer than the horizon (optionally also checked by VAL).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+import time
+from typing import Sequence
+
+from absl import logging
+from tqdm import tqdm
+
+from statecentric_jax.problems import layout
+from statecentric_jax.atomic import write_text
+from statecentric_jax.search.decoding import DecodeConfig, DecodeResult, DecodeStats, decode
+from statecentric_jax.errors import InputError
+from statecentric_jax.planning.plans import PlanError, format_plan, simulate
+from statecentric_jax.planning.tasks import Task, load_task
+from statecentric_jax.learning.train import load_model
+
+RESULT_FIELDS = ("problem_file", "problem", "num_objects", "solved", "plan_length", "steps", "seconds", "outcome", "plan")
+
+
+def decode_config(config, **overrides) -> DecodeConfig:
+    """Decoding settings of a run: cosine for state-mode models, Euclidean for delta mode."""
+    metric = "cosine" if config.model.mode == "state" else "euclidean"
+    settings = dict(
+        beam_width=config.decode.beam_width,
+        metric=metric,
+        horizon_base=config.decode.horizon_base,
+        horizon_per_object=config.decode.horizon_per_object,
+    )
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    return DecodeConfig(**settings)
+
+
+def check_plan(task: Task, result: DecodeResult, config: DecodeConfig, val_binary: str | None = None) -> DecodeResult:
+    """Replay the plan independently of the decoder; success only if it is valid, reaches the
+    goal and fits the horizon. An unsolved result keeps the decoder's reason (dead end, horizon)."""
+    reason = None
+    try:
+        simulate(task, result.plan, source=task.problem_file, require_goal=result.solved)
+    except PlanError as e:
+        reason = f"invalid plan: {e.reason}"
+    if reason is None and len(result.plan) > config.horizon(task):
+        reason = f"plan longer than the horizon {config.horizon(task)}"
+    if reason is None and result.solved and val_binary:
+        reason = _val_check(val_binary, task, result.plan)
+    if reason is not None and result.solved:
+        logging.warning("%s: decoded plan rejected: %s", task.problem_file, reason)
+    if reason is None and not result.solved:
+        reason = result.outcome
+    return dataclasses.replace(result, solved=reason is None, outcome="goal" if reason is None else reason)
+
+
+def _val_check(val_binary: str, task: Task, plan: Sequence[str]) -> str | None:
+    with tempfile.NamedTemporaryFile("w", suffix=".plan") as plan_file:
+        plan_file.write(format_plan(plan))
+        plan_file.flush()
+        proc = subprocess.run([val_binary, task.domain_file, task.problem_file, plan_file.name], capture_output=True, text=True)
+    return None if proc.returncode == 0 and "Plan valid" in proc.stdout else "VAL rejected the plan"
+
+
+def _record(result: DecodeResult) -> dict:
+    record = dataclasses.asdict(result)
+    record["plan_length"] = len(result.plan)
+    return {key: record[key] for key in RESULT_FIELDS}
+
+
+def _read_finished(path: pathlib.Path) -> dict[str, dict]:
+    """Records of instances already evaluated; a torn last line (killed run) is ignored."""
+    finished = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            finished[record["problem_file"]] = record
+    return finished
+
+
+def evaluate(
+    workdir: str | os.PathLike,
+    split: str,
+    pddl_root: str | os.PathLike | None = None,
+    beam_width: int | None = None,
+    max_in_flight: int = 256,
+    use_val: bool = False,
+) -> dict:
+    """Decode every problem of `split` with the run in `workdir`; returns the summary."""
+    workdir = pathlib.Path(workdir)
+    loaded = load_model(workdir)
+    config = loaded.config
+    pddl_root = pddl_root if pddl_root is not None else config.data.pddl_root
+    settings = decode_config(config, beam_width=beam_width, max_in_flight=max_in_flight)
+    val_binary = shutil.which("Validate") if use_val else None
+    if use_val and val_binary is None:
+        raise InputError(None, "--use_val asks for VAL, but no 'Validate' binary is on PATH")
+    out_dir = workdir / "eval" / split
+    out_dir.mkdir(parents=True, exist_ok=True)
+    progress_file = out_dir / "results.jsonl"
+    finished = _read_finished(progress_file)
+
+    domain_file = layout.domain_file(pddl_root, config.data.domain)
+    problem_files = layout.problem_files(pddl_root, config.data.domain, split)
+    tasks, records = [], dict(finished)
+    for problem_file in problem_files:
+        if str(problem_file) in finished:
+            continue
+        try:
+            tasks.append(load_task(domain_file, problem_file))
+        except InputError as e:  # a broken problem is a failed instance, not a crashed run
+            logging.error("%s", e)
+            records[str(problem_file)] = {
+                "problem_file": str(problem_file), "problem": problem_file.stem, "num_objects": 0, "solved": False,
+                "plan_length": 0, "steps": 0, "seconds": 0.0, "outcome": f"cannot load: {e.reason}", "plan": [],
+            }
+    logging.info("%s: %d problems, %d already evaluated", split, len(problem_files), len(finished))
+
+    stats = DecodeStats()
+    by_file = {task.problem_file: task for task in tasks}
+    started = time.perf_counter()
+    with open(progress_file, "a", encoding="utf-8") as log, tqdm(total=len(tasks), desc=f"decode {split}", unit="problem") as bar:
+
+        def on_result(result: DecodeResult) -> None:
+            task = by_file[result.problem_file]
+            record = _record(check_plan(task, result, settings, val_binary))
+            records[task.problem_file] = record
+            log.write(json.dumps(record) + "\n")
+            log.flush()
+            bar.update()
+
+        decode(tasks, loaded.model, loaded.encoder, settings, on_result=on_result, stats=stats)
+    elapsed = time.perf_counter() - started
+
+    ordered = [records[str(p)] for p in problem_files]
+    solved = [r for r in ordered if r["solved"]]
+    summary = {
+        "split": split,
+        "domain": config.data.domain,
+        "pddl_root": str(pddl_root),
+        "problems": len(ordered),
+        "solved": len(solved),
+        "success_rate": len(solved) / len(ordered) if ordered else 0.0,
+        "mean_plan_length": sum(r["plan_length"] for r in solved) / len(solved) if solved else None,
+        "decode_seconds": elapsed,
+        "instances_per_second": len(tasks) / elapsed if tasks and elapsed > 0 else None,
+        "time_breakdown": dataclasses.asdict(stats),
+        "beam_width": settings.beam_width,
+        "metric": settings.metric,
+    }
+    write_text(out_dir / "results.json", json.dumps(ordered, indent=1))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=RESULT_FIELDS)
+    writer.writeheader()
+    for record in ordered:
+        writer.writerow({**record, "plan": " ".join(record["plan"])})
+    write_text(out_dir / "results.csv", buffer.getvalue())
+    write_text(out_dir / "summary.json", json.dumps(summary, indent=1))
+    return summary
+
+
+def plan_problem(
+    workdir: str | os.PathLike, domain_file: str, problem_file: str, out: str | os.PathLike, beam_width: int | None = None
+) -> DecodeResult:
+    """Decode one problem with a trained run and write an IPC plan file if solved."""
+    loaded = load_model(workdir)
+    task = load_task(domain_file, problem_file)
+    settings = decode_config(loaded.config, beam_width=beam_width)
+    result = check_plan(task, decode([task], loaded.model, loaded.encoder, settings)[0], settings)
+    if not result.solved:
+        raise InputError(problem_file, f"not solved: {result.outcome} after {result.steps} steps (horizon {settings.horizon(task)})")
+    write_text(pathlib.Path(out), format_plan(result.plan))
+    return result

@@ -1,0 +1,111 @@
+"""From a config to trained and evaluated runs: the steps every experiment shares.
+
+Data products are cached below `config.data.cache_dir`, keyed by the PDDL root,
+so that every configuration and seed of a domain reuses the same plans and
+embedded datasets:
+
+  <cache_dir>/plans/<root id>/<domain>/<split>/...        (plan_generation)
+  <cache_dir>/datasets/<root id>/<domain>/<encoding>/...  (datasets)
+
+A run directory (`--workdir`) holds one seed per subfolder `seed<N>/` with the
+model, its encoder and `eval/<split>/`; finished seeds and splits are skipped
+when an experiment is run again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+from typing import Sequence
+
+from absl import logging
+
+from statecentric_jax import config as config_lib
+from statecentric_jax.embedding import datasets
+from statecentric_jax.experiments import evaluation
+from statecentric_jax.learning import train
+from statecentric_jax.problems import plan_generation
+from statecentric_jax.atomic import write_text
+from statecentric_jax.errors import InputError
+
+TRAINING_SPLITS = ("train", "validation")
+EVALUATION_SPLITS = ("validation", "test-interpolation", "test-extrapolation")
+SEEDS = (13, 14, 15)
+
+
+def root_id(pddl_root: str | os.PathLike) -> str:
+    """A readable, unique cache name for a PDDL root: its folder name plus a path hash."""
+    path = os.path.abspath(pddl_root)
+    return f"{os.path.basename(path.rstrip(os.sep)) or 'root'}-{hashlib.sha1(path.encode()).hexdigest()[:8]}"
+
+
+def cache_dirs(config) -> tuple[pathlib.Path, pathlib.Path]:
+    """(plans dir, dataset dir) of a config's domain and encoding."""
+    base = pathlib.Path(config.data.cache_dir)
+    rid = root_id(config.data.pddl_root)
+    return base / "plans" / rid, base / "datasets" / rid / config.data.domain / config.data.encoding
+
+
+def prepare_data(config) -> tuple[dict[str, datasets.EmbeddedSplit], object]:
+    """Plans (Fast Downward, cached) and embedded train/validation splits (cached)."""
+    config_lib.check(config)  # fail before any work on a misspelt config
+    plans_dir, dataset_dir = cache_dirs(config)
+    summary = plan_generation.generate_plans(
+        config.data.pddl_root, plans_dir, domains=[config.data.domain], splits=TRAINING_SPLITS, jobs=config.data.jobs or None
+    )
+    logging.info("plans: %s", summary.report().splitlines()[-1])
+    if summary.failures:
+        raise InputError(plans_dir, f"{len(summary.failures)} training problem(s) without a plan: {summary.failures[0]}")
+    splits = datasets.build_dataset(
+        config.data.pddl_root, plans_dir, config.data.domain, config.data.encoding, dataset_dir, TRAINING_SPLITS
+    )
+    return splits, datasets.load_dataset_encoder(dataset_dir)
+
+
+def train_from_config(config, workdir: str | os.PathLike):
+    """Prepare the data and train one model into `workdir`."""
+    splits, encoder = prepare_data(config)
+    return train.train_model(config, splits["train"], splits["validation"], encoder, workdir)
+
+
+def _seed_config(config, seed: int):
+    seeded = config.copy_and_resolve_references()
+    seeded.seed = seed
+    return seeded
+
+
+def run_experiment(
+    config, workdir: str | os.PathLike, seeds: Sequence[int] = SEEDS, splits: Sequence[str] = EVALUATION_SPLITS
+) -> dict:
+    """Train and evaluate one configuration for each seed; returns success rates per split and seed."""
+    workdir = pathlib.Path(workdir)
+    rates: dict[str, dict[str, float]] = {}
+    for seed in seeds:
+        seed_dir = workdir / f"seed{seed}"
+        if (seed_dir / train.CONFIG_FILE).exists():  # written last: training finished
+            logging.info("seed %d: trained model found in %s", seed, seed_dir)
+        else:
+            shutil.rmtree(seed_dir / "eval", ignore_errors=True)  # results of an older model
+            train_from_config(_seed_config(config, seed), seed_dir)
+        for split in splits:
+            summary_file = seed_dir / "eval" / split / "summary.json"
+            if summary_file.exists():
+                summary = json.loads(summary_file.read_text())
+            else:
+                summary = evaluation.evaluate(seed_dir, split)
+            rates.setdefault(split, {})[str(seed)] = summary["success_rate"]
+    write_text(workdir / "results.json", json.dumps(rates, indent=1) + "\n")
+    return rates
+
+
+def format_rates(rates: dict[str, dict[str, float]]) -> str:
+    """A small success table: one row per split, one column per seed, then the mean."""
+    seeds = sorted({seed for per_seed in rates.values() for seed in per_seed})
+    lines = ["| split | " + " | ".join(f"seed {s}" for s in seeds) + " | mean |", "|---" * (len(seeds) + 2) + "|"]
+    for split, per_seed in rates.items():
+        values = [per_seed[s] for s in seeds if s in per_seed]
+        lines.append(f"| {split} | " + " | ".join(f"{per_seed.get(s, float('nan')):.2f}" for s in seeds) + f" | {sum(values) / len(values):.2f} |")
+    return "\n".join(lines)

@@ -1,0 +1,232 @@
+"""Run many configurations (by default the 32 Table 1 columns x domains) as parallel processes.
+
+Each configuration runs as `launch/run_experiment.py` in its own process, so a
+crash or a leak in one cannot take the others down, into `<sweep_dir>/<name>/`
+with its output in `<sweep_dir>/<name>/log.txt`. A rerun skips configurations
+whose `results.json` already holds every seed and split (and `run_experiment`
+itself skips finished seeds and splits), so an interrupted sweep resumes.
+Plans and datasets are prepared once per domain and encoding before any run
+starts: parallel runs then only read the shared cache and never race to build it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import importlib.util
+import json
+import os
+import pathlib
+import resource
+import subprocess
+import sys
+import time
+from typing import Sequence
+
+from absl import logging
+from tqdm import tqdm
+
+from statecentric_jax import config as config_lib
+from statecentric_jax.experiments import pipeline
+from statecentric_jax.problems import layout
+from statecentric_jax.atomic import write_text
+from statecentric_jax.errors import InputError
+from statecentric_jax.learning.transitions import MODES
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+RUNNER = REPO / "launch" / "run_experiment.py"
+TABLE1_CONFIGS = tuple(
+    f"{domain}_{encoding}_{kind}_{mode}"
+    for domain in layout.DOMAINS
+    for encoding in config_lib.ENCODINGS
+    for kind in config_lib.MODEL_KINDS
+    for mode in MODES
+)
+SWEEP_FILE = "sweep.json"
+LOG_FILE = "log.txt"
+REFRESH_SECONDS = 30.0  # how often the progress bar recounts finished summaries
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One configuration of the sweep: its name (the run folder) and resolved config."""
+
+    name: str
+    path: pathlib.Path
+    config: object  # ml_collections.ConfigDict, with absolute pddl_root and cache_dir
+
+    def command(self, run_dir: pathlib.Path, seeds: Sequence[int]) -> list[str]:
+        return [
+            sys.executable, str(RUNNER), f"--config={self.path}", f"--workdir={run_dir}",
+            f"--seeds={','.join(str(s) for s in seeds)}",
+            f"--config.data.pddl_root={self.config.data.pddl_root}",
+            f"--config.data.cache_dir={self.config.data.cache_dir}",
+        ]
+
+
+@dataclasses.dataclass
+class SweepResult:
+    """What a sweep invocation did with each configuration."""
+
+    finished: list[str] = dataclasses.field(default_factory=list)
+    skipped: list[str] = dataclasses.field(default_factory=list)  # complete before this invocation
+    failed: dict[str, str] = dataclasses.field(default_factory=dict)  # name -> one-line reason
+    wall_seconds: float = 0.0
+    peak_rss_mb_children: float = 0.0
+
+
+def config_path(name: str) -> pathlib.Path:
+    """A config given as a name in `configs/` ("blocks_wl_xgb_delta") or as a path to a .py file."""
+    path = pathlib.Path(name) if name.endswith(".py") else REPO / "configs" / f"{name}.py"
+    if not path.is_file():
+        raise InputError(path, "no such config file")
+    return path
+
+
+def load_config(path: pathlib.Path, pddl_root: str | None = None, cache_dir: str | None = None):
+    """`get_config()` of a config file, with the data paths overridden and made absolute.
+
+    Absolute paths keep the runs' recorded configs meaningful from any working directory.
+    """
+    spec = importlib.util.spec_from_file_location(f"_sweep_config_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        config = module.get_config()
+    except Exception as e:  # a config file is user input: any failure is bad input
+        raise InputError(path, f"cannot load config ({type(e).__name__}: {e})") from None
+    config.data.pddl_root = os.path.abspath(pddl_root or config.data.pddl_root)
+    config.data.cache_dir = os.path.abspath(cache_dir or config.data.cache_dir)
+    config_lib.check(config)
+    return config
+
+
+def is_complete(run_dir: pathlib.Path, seeds: Sequence[int]) -> bool:
+    """Whether the run's `results.json` has a success rate for every seed and evaluation split."""
+    try:
+        rates = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+        return all(str(seed) in rates[split] for split in pipeline.EVALUATION_SPLITS for seed in seeds)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def count_summaries(sweep_dir: pathlib.Path, names: Sequence[str], seeds: Sequence[int]) -> int:
+    """Finished evaluations (seed x split `summary.json` files) of the given configurations."""
+    return sum(
+        (sweep_dir / name / f"seed{seed}" / "eval" / split / "summary.json").is_file()
+        for name in names for seed in seeds for split in pipeline.EVALUATION_SPLITS
+    )
+
+
+def run_command(command: Sequence[str], log_path: pathlib.Path) -> int:
+    """Run one configuration's process with stdout and stderr in its log; returns the exit code."""
+    with open(log_path, "a", encoding="utf-8") as log:
+        log.write(f"$ {' '.join(command)}\n")
+        log.flush()
+        return subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+
+
+def _prepare(jobs: Sequence[Job], result: SweepResult, bar: tqdm) -> list[Job]:
+    """Build plans and datasets once per (root, cache, domain, encoding); returns the jobs whose data is ready."""
+    errors: dict[tuple, str | None] = {}  # data key -> None when prepared, else why it failed
+    ready = []
+    for job in jobs:
+        key = (job.config.data.pddl_root, job.config.data.cache_dir, job.config.data.domain, job.config.data.encoding)
+        if key not in errors:
+            bar.write(f"preparing data: {job.config.data.domain} {job.config.data.encoding}")
+            try:
+                pipeline.prepare_data(job.config)
+                errors[key] = None
+            except InputError as e:
+                errors[key] = f"data preparation failed: {e}"
+        if errors[key] is None:
+            ready.append(job)
+        else:
+            result.failed[job.name] = errors[key]
+            bar.write(f"{job.name}: FAILED, {errors[key]}")
+            bar.update()
+    return ready
+
+
+def run_sweep(
+    sweep_dir: str | os.PathLike,
+    configs: Sequence[str] = TABLE1_CONFIGS,
+    seeds: Sequence[int] = pipeline.SEEDS,
+    parallel: int = 1,
+    pddl_root: str | None = None,
+    cache_dir: str | None = None,
+) -> SweepResult:
+    """Run every configuration not yet complete, `parallel` at a time; record time and memory in sweep.json."""
+    if parallel < 1:
+        raise InputError(None, f"--parallel must be at least 1, not {parallel}")
+    sweep_dir = pathlib.Path(sweep_dir)
+    paths = [config_path(name) for name in configs]
+    names = [path.stem for path in paths]
+    if len(set(names)) != len(names):
+        raise InputError(None, f"configurations with the same name: {', '.join(sorted(n for n in set(names) if names.count(n) > 1))}")
+    jobs = [Job(path.stem, path, load_config(path, pddl_root, cache_dir)) for path in paths]
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    started, result = time.perf_counter(), SweepResult()
+    total = len(jobs) * len(seeds) * len(pipeline.EVALUATION_SPLITS)
+
+    def status() -> str:
+        return f"{count_summaries(sweep_dir, names, seeds)}/{total} seed-split evaluations"
+
+    with tqdm(total=len(jobs), desc="sweep", unit="config") as bar:
+        todo = []
+        for job in jobs:
+            if is_complete(sweep_dir / job.name, seeds):
+                result.skipped.append(job.name)
+                bar.update()
+            else:
+                todo.append(job)
+        todo = _prepare(todo, result, bar)
+        bar.set_postfix_str(status())
+        with concurrent.futures.ThreadPoolExecutor(max_workers=parallel) as pool:
+            running = {}
+            for job in todo:
+                run_dir = sweep_dir / job.name
+                run_dir.mkdir(exist_ok=True)
+                running[pool.submit(run_command, job.command(run_dir, seeds), run_dir / LOG_FILE)] = job
+            pending = set(running)
+            while pending:
+                done, pending = concurrent.futures.wait(pending, timeout=REFRESH_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED)
+                bar.set_postfix_str(status(), refresh=False)
+                for future in sorted(done, key=lambda f: running[f].name):
+                    job = running[future]
+                    code = future.result()
+                    if code == 0:
+                        result.finished.append(job.name)
+                    else:
+                        result.failed[job.name] = f"exit code {code}, see {sweep_dir / job.name / LOG_FILE}"
+                        bar.write(f"{job.name}: FAILED, {result.failed[job.name]}")
+                    bar.update()
+                bar.refresh()
+    result.wall_seconds = time.perf_counter() - started
+    result.peak_rss_mb_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
+    _record(sweep_dir, result, names, seeds, parallel)
+    return result
+
+
+def _record(sweep_dir: pathlib.Path, result: SweepResult, names: Sequence[str], seeds: Sequence[int], parallel: int) -> None:
+    """Append this invocation to sweep.json (a resumed sweep keeps the times of earlier invocations)."""
+    path = sweep_dir / SWEEP_FILE
+    try:
+        invocations = json.loads(path.read_text(encoding="utf-8"))["invocations"]
+    except (OSError, ValueError, KeyError, TypeError):
+        invocations = []
+    invocations.append({
+        "configs": list(names),
+        "seeds": list(seeds),
+        "parallel": parallel,
+        "wall_seconds": round(result.wall_seconds, 3),
+        "peak_rss_mb_children": round(result.peak_rss_mb_children, 1),
+        "peak_rss_mb_self": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "finished": result.finished,
+        "skipped": result.skipped,
+        "failed": result.failed,
+    })
+    total = sum(i["wall_seconds"] for i in invocations)
+    write_text(path, json.dumps({"total_wall_seconds": round(total, 3), "invocations": invocations}, indent=1) + "\n")
+    logging.info("sweep: %d finished, %d already complete, %d failed in %.0f s",
+                 len(result.finished), len(result.skipped), len(result.failed), result.wall_seconds)

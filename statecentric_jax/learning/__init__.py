@@ -1,0 +1,1 @@
+"""Transition models (LSTM, XGBoost) that predict the next state's embedding, and their training."""

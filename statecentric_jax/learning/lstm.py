@@ -1,0 +1,224 @@
+"""The recurrent transition model: a 2-layer LSTM over concat(phi(s_t), phi(g)).
+
+One module, `TransitionCell`, is a single time step (LSTM stack + head). Training
+scans it over padded trajectories (`nn.scan`, one XLA loop); decoding calls the
+same cell once per plan step with the carry passed in, so both use exactly the
+same parameters. Batches are padded to power-of-two sizes so XLA compiles only
+a handful of shapes, and losses average over real time steps only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+import optax
+import orbax.checkpoint as ocp
+from tqdm import tqdm
+
+from statecentric_jax.errors import InputError
+from statecentric_jax.learning.transitions import sequences, to_state_space
+
+if TYPE_CHECKING:
+    from statecentric_jax.embedding.datasets import EmbeddedSplit
+
+Carry = tuple[tuple[jax.Array, jax.Array], ...]  # per layer (c, h), each [B, hidden]
+_COSINE_EPS = 1e-12  # as torch.nn.CosineEmbeddingLoss
+
+
+class TransitionCell(nn.Module):
+    """One step: stacked LSTM cells, then the head (state: Dense-LayerNorm-ReLU-Dense; delta: Dense)."""
+
+    dim: int
+    hidden: int
+    layers: int
+    mode: str
+
+    @nn.compact
+    def __call__(self, carry: Carry, inputs: jax.Array) -> tuple[Carry, jax.Array]:
+        x = inputs
+        new_carry = []
+        for i, layer_carry in enumerate(carry):
+            layer_carry, x = nn.OptimizedLSTMCell(self.hidden, name=f"lstm_{i}")(layer_carry, x)
+            new_carry.append(layer_carry)
+        if self.mode == "state":
+            x = nn.relu(nn.LayerNorm(name="norm")(nn.Dense(self.hidden, name="hidden")(x)))
+        return tuple(new_carry), nn.Dense(self.dim, name="out")(x)
+
+
+# The cell scanned over axis 1 (time) with shared parameters: same parameter tree as the cell.
+TransitionLSTM = nn.scan(
+    TransitionCell, variable_broadcast="params", split_rngs={"params": False}, in_axes=1, out_axes=1
+)
+
+
+def zero_carry(batch_size: int, hidden: int, layers: int) -> Carry:
+    zeros = jnp.zeros((batch_size, hidden), jnp.float32)
+    return tuple((zeros, zeros) for _ in range(layers))
+
+
+def step_losses(outputs: jax.Array, targets: jax.Array, mode: str) -> jax.Array:
+    """Loss per time step [...]: cosine embedding loss (state mode) or MSE (delta mode)."""
+    if mode == "state":
+        dot = jnp.sum(outputs * targets, axis=-1)
+        norms = (jnp.sum(outputs**2, axis=-1) + _COSINE_EPS) * (jnp.sum(targets**2, axis=-1) + _COSINE_EPS)
+        return 1.0 - dot / jnp.sqrt(norms)
+    return jnp.mean((outputs - targets) ** 2, axis=-1)
+
+
+def masked_mean(losses: jax.Array, mask: jax.Array) -> jax.Array:
+    return jnp.sum(losses * mask) / jnp.maximum(jnp.sum(mask), 1.0)
+
+
+def batch_loss(module: nn.Module, params: Any, inputs: jax.Array, targets: jax.Array, mask: jax.Array) -> jax.Array:
+    """Mean loss over the real steps of a padded batch, the sequences starting from a zero carry."""
+    carry = zero_carry(inputs.shape[0], module.hidden, module.layers)
+    _, outputs = module.apply({"params": params}, carry, inputs)
+    return masked_mean(step_losses(outputs, targets, module.mode), mask)
+
+
+def _bucket(n: int, cap: int | None = None) -> int:
+    """The next power of two >= n (at most `cap`, which must be >= n)."""
+    size = 1 << max(n - 1, 0).bit_length()
+    return size if cap is None else min(size, cap)
+
+
+def pad_batch(pairs: Sequence[tuple[np.ndarray, np.ndarray]], batch_size: int) -> tuple[np.ndarray, ...]:
+    """Stack (inputs [T_i, 2D], targets [T_i, D]) into inputs [B, L, 2D], targets [B, L, D], mask [B, L].
+
+    L and B are the next powers of two of the longest sequence and of the count
+    (B at most `batch_size`); padded rows and steps have mask 0.
+    """
+    rows = _bucket(len(pairs), max(batch_size, len(pairs)))
+    length = _bucket(max(len(x) for x, _ in pairs))
+    in_dim, out_dim = pairs[0][0].shape[1], pairs[0][1].shape[1]
+    inputs = np.zeros((rows, length, in_dim), np.float32)
+    targets = np.zeros((rows, length, out_dim), np.float32)
+    mask = np.zeros((rows, length), np.float32)
+    for i, (x, y) in enumerate(pairs):
+        inputs[i, : len(x)], targets[i, : len(y)], mask[i, : len(x)] = x, y, 1.0
+    return inputs, targets, mask
+
+
+def _batches(pairs, batch_size: int, order: Sequence[int]):
+    for start in range(0, len(order), batch_size):
+        yield pad_batch([pairs[i] for i in order[start : start + batch_size]], batch_size)
+
+
+def _step_weighted(losses: Sequence[tuple[float, float]]) -> float:
+    """The split's mean loss per real step, from (batch mean, batch step count) pairs."""
+    return float(sum(loss * n for loss, n in losses) / sum(n for _, n in losses))
+
+
+@dataclasses.dataclass
+class LSTMModel:
+    """Trained parameters plus what is needed to run them one step at a time."""
+
+    kind: ClassVar[str] = "lstm"
+    params: Any
+    dim: int
+    hidden: int
+    layers: int
+    mode: str
+
+    def __post_init__(self):
+        cell = TransitionCell(self.dim, self.hidden, self.layers, self.mode)
+        self._step = jax.jit(lambda params, carry, inputs: cell.apply({"params": params}, carry, inputs))
+
+    def init_carry(self, batch_size: int) -> Carry:
+        return zero_carry(batch_size, self.hidden, self.layers)
+
+    def predict_next(self, states: np.ndarray, goals: np.ndarray, carry: Carry) -> tuple[np.ndarray, Carry]:
+        """One LSTM step for a batch; rows are padded to a power of two to limit recompiles."""
+        states = np.asarray(states, np.float32)
+        n = len(states)
+        pad = _bucket(n) - n
+        inputs = np.pad(np.concatenate([states, np.asarray(goals, np.float32)], axis=1), ((0, pad), (0, 0)))
+        padded = jax.tree_util.tree_map(lambda x: jnp.pad(x, ((0, pad), (0, 0))), carry)
+        new_carry, outputs = self._step(self.params, padded, inputs)
+        new_carry = jax.tree_util.tree_map(lambda x: x[:n], new_carry)
+        return to_state_space(states, np.asarray(outputs[:n]), self.mode), new_carry
+
+    def size(self) -> dict[str, int]:
+        return {"parameters": int(sum(x.size for x in jax.tree_util.tree_leaves(self.params)))}
+
+    def save(self, directory: str | os.PathLike) -> None:
+        """Orbax checkpoint of the parameters (orbax writes to a temporary folder, then renames)."""
+        checkpointer = ocp.StandardCheckpointer()
+        checkpointer.save(os.path.abspath(directory), self.params, force=True)
+        checkpointer.wait_until_finished()
+
+
+def init_params(dim: int, settings: ml_collections.ConfigDict, mode: str, seed: int) -> Any:
+    """Fresh parameters from PRNGKey(seed) (the same tree the scanned model trains)."""
+    cell = TransitionCell(dim, settings.hidden, settings.layers, mode)
+    carry = zero_carry(1, settings.hidden, settings.layers)
+    return cell.init(jax.random.PRNGKey(seed), carry, jnp.zeros((1, 2 * dim), jnp.float32))["params"]
+
+
+def load(directory: str | os.PathLike, dim: int, mode: str, settings: ml_collections.ConfigDict) -> LSTMModel:
+    """Restore a checkpoint onto this machine's default device (CPU or GPU)."""
+    directory = os.path.abspath(directory)
+    if not os.path.isdir(directory):
+        raise InputError(directory, "LSTM checkpoint not found")
+    sharding = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    abstract = jax.tree_util.tree_map(
+        lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding),
+        jax.eval_shape(lambda: init_params(dim, settings, mode, 0)),
+    )
+    try:
+        params = ocp.StandardCheckpointer().restore(directory, abstract)
+    except Exception as e:  # orbax/tensorstore raise many types for unreadable or mismatched data
+        raise InputError(directory, f"corrupt LSTM checkpoint or not one of this model ({type(e).__name__}: {e})") from None
+    return LSTMModel(params, dim, settings.hidden, settings.layers, mode)
+
+
+def fit(train: EmbeddedSplit, validation: EmbeddedSplit, mode: str, settings: ml_collections.ConfigDict, seed: int) -> tuple[LSTMModel, list[dict]]:
+    """Adam on the masked loss; returns the parameters of the epoch with the lowest validation loss."""
+    train_pairs = sequences(train.trajectories, train.goals, mode)
+    val_pairs = sequences(validation.trajectories, validation.goals, mode)
+    dim = train_pairs[0][1].shape[1]
+    module = TransitionLSTM(dim, settings.hidden, settings.layers, mode)
+    optimizer = optax.adam(settings.learning_rate)
+
+    loss_fn = functools.partial(batch_loss, module)
+
+    @jax.jit
+    def train_step(params, opt_state, inputs, targets, mask):
+        loss, grads = jax.value_and_grad(loss_fn)(params, inputs, targets, mask)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    evaluate = jax.jit(loss_fn)
+
+    def run_epoch(params, opt_state, order):
+        losses = []
+        for inputs, targets, mask in _batches(train_pairs, settings.batch_size, order):
+            params, opt_state, loss = train_step(params, opt_state, inputs, targets, mask)
+            losses.append((float(loss), mask.sum()))
+        return params, opt_state, _step_weighted(losses)
+
+    def validation_loss(params):
+        batches = _batches(val_pairs, settings.batch_size, range(len(val_pairs)))
+        return _step_weighted([(float(evaluate(params, *batch)), batch[2].sum()) for batch in batches])
+
+    params = init_params(dim, settings, mode, seed)
+    opt_state = optimizer.init(params)
+    rng = np.random.default_rng(seed)
+    best_params, best_loss, history = params, np.inf, []
+    with tqdm(range(1, settings.epochs + 1), desc=f"lstm {mode}", unit="epoch", mininterval=2) as bar:
+        for epoch in bar:
+            params, opt_state, train_loss = run_epoch(params, opt_state, rng.permutation(len(train_pairs)))
+            val_loss = validation_loss(params)
+            history.append({"step": epoch, "train_loss": train_loss, "validation_loss": val_loss})
+            if val_loss < best_loss:
+                best_params, best_loss = params, val_loss
+            bar.set_postfix(train=f"{train_loss:.4g}", val=f"{val_loss:.4g}", best=f"{best_loss:.4g}", refresh=False)
+    return LSTMModel(best_params, dim, settings.hidden, settings.layers, mode), history

@@ -1,0 +1,128 @@
+"""Train one configuration into a workdir, and load it back for decoding.
+
+A workdir holds:
+
+  checkpoint/       the model: an orbax checkpoint (LSTM) or checkpoint/model.ubj (XGBoost)
+  encoder.json      the state encoder the data was embedded with
+  metrics.jsonl     one line per epoch (LSTM) or boosting round (XGBoost): train and validation loss
+  model_size.json   LSTM parameter count, or XGBoost tree nodes / trees / rounds
+  config.json       the resolved config, written last: a workdir with it is complete
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import time
+
+import ml_collections
+from absl import logging
+
+from statecentric_jax import config as config_lib
+from statecentric_jax.learning import lstm, xgb
+from statecentric_jax.embedding.datasets import EmbeddedSplit
+from statecentric_jax.atomic import write_text
+from statecentric_jax.embedding.encoders import Encoder, load_encoder
+from statecentric_jax.errors import InputError
+from statecentric_jax.learning.transitions import TransitionModel
+
+CONFIG_FILE = "config.json"
+CHECKPOINT_DIR = "checkpoint"
+ENCODER_FILE = "encoder.json"
+METRICS_FILE = "metrics.jsonl"
+SIZE_FILE = "model_size.json"
+
+_KINDS = {"lstm": lstm, "xgb": xgb}  # each: fit(train, validation, mode, settings, seed), load(dir, dim, mode, settings)
+
+
+@dataclasses.dataclass
+class TrainResult:
+    workdir: str
+    kind: str
+    mode: str
+    steps: int  # epochs (LSTM) or boosting rounds (XGBoost) run
+    best_step: int  # the epoch / round whose model was kept
+    best_validation_loss: float
+    model_size: dict[str, int]
+    seconds: float
+
+
+@dataclasses.dataclass
+class LoadedModel:
+    model: TransitionModel
+    encoder: Encoder
+    config: ml_collections.ConfigDict
+
+
+def _check_data(config: ml_collections.ConfigDict, train: EmbeddedSplit, validation: EmbeddedSplit, encoder: Encoder) -> None:
+    for split in (train, validation):
+        if split.domain != config.data.domain or split.encoding != config.data.encoding:
+            raise InputError(None, f"{split.split} data is {split.domain}/{split.encoding}, config wants {config.data.domain}/{config.data.encoding}")
+        if not any(len(t) > 1 for t in split.trajectories):
+            raise InputError(None, f"{split.split} split of {split.domain} has no transition to learn from")
+        if split.goals.shape[1] != encoder.dim:
+            raise InputError(None, f"{split.split} embeddings have dimension {split.goals.shape[1]}, the encoder {encoder.dim}")
+    if encoder.domain != config.data.domain or encoder.kind != config.data.encoding:
+        raise InputError(None, f"encoder is {encoder.domain}/{encoder.kind}, config wants {config.data.domain}/{config.data.encoding}")
+
+
+def train_model(
+    config: ml_collections.ConfigDict,
+    train: EmbeddedSplit,
+    validation: EmbeddedSplit,
+    encoder: Encoder,
+    workdir: str | os.PathLike,
+) -> TrainResult:
+    """Fit the configured model on `train`, select it on `validation`, and write the workdir."""
+    config_lib.check(config)
+    _check_data(config, train, validation, encoder)
+    kind, mode = config.model.kind, config.model.mode
+    start = time.perf_counter()
+    model, history = _KINDS[kind].fit(train, validation, mode, config[kind], config.seed)
+    seconds = time.perf_counter() - start
+
+    workdir = pathlib.Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / CONFIG_FILE).unlink(missing_ok=True)  # the workdir is incomplete until it is rewritten
+    model.save(workdir / CHECKPOINT_DIR)
+    encoder.save(workdir / ENCODER_FILE)
+    write_text(workdir / METRICS_FILE, "".join(json.dumps(row) + "\n" for row in history))
+    size = model.size()
+    write_text(workdir / SIZE_FILE, json.dumps({"kind": kind, "dim": model.dim, **size}, indent=1) + "\n")
+    write_text(workdir / CONFIG_FILE, config.to_json(indent=1) + "\n")
+
+    best = min(history, key=lambda row: row["validation_loss"])
+    result = TrainResult(str(workdir), kind, mode, len(history), best["step"], best["validation_loss"], size, seconds)
+    logging.info("trained %s %s in %.1f s: best validation loss %.5g at step %d of %d, size %s",
+                 kind, mode, seconds, result.best_validation_loss, result.best_step, result.steps, size)
+    return result
+
+
+def read_config(workdir: str | os.PathLike) -> ml_collections.ConfigDict:
+    """The resolved config of a finished training run."""
+    path = pathlib.Path(workdir) / CONFIG_FILE
+    if not path.is_file():
+        raise InputError(workdir, f"not a trained model: no {CONFIG_FILE} (wrong directory, or training did not finish)")
+    try:
+        config = ml_collections.ConfigDict(json.loads(path.read_text(encoding="utf-8")))
+        config_lib.check(config)
+    except InputError as e:
+        raise InputError(path, e.reason) from None
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, KeyError, TypeError) as e:
+        raise InputError(path, f"corrupt config ({type(e).__name__}: {e})") from None
+    return config
+
+
+def load_model(workdir: str | os.PathLike, domain: str | None = None, encoding: str | None = None) -> LoadedModel:
+    """Model, encoder and config of a workdir, on this machine's device; refuses another domain or encoding."""
+    workdir = pathlib.Path(workdir)
+    config = read_config(workdir)
+    for name, want, have in (("domain", domain, config.data.domain), ("encoding", encoding, config.data.encoding)):
+        if want is not None and want != have:
+            raise InputError(workdir, f"model was trained for {name} '{have}', not '{want}'")
+    encoder = load_encoder(workdir / ENCODER_FILE, domain=config.data.domain, kind=config.data.encoding)
+    kind = config.model.kind
+    model = _KINDS[kind].load(workdir / CHECKPOINT_DIR, encoder.dim, config.model.mode, config[kind])
+    return LoadedModel(model, encoder, config)

@@ -1,0 +1,1 @@
+"""The symbolic core: PDDL tasks, successor generation, plan files and replay."""

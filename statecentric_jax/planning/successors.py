@@ -1,0 +1,62 @@
+"""Successor generation: every applicable (operator, next state) of a state.
+
+This is the hot path of decoding. Looping over every ground operator in Python
+costs O(#operators) subset tests per state; instead each operator is filed under
+one "key" precondition atom (the one shared by the fewest operators), so a state
+only looks at the operators whose key atom it contains. Results come in the
+task's operator order, the same as the naive loop.
+"""
+
+from __future__ import annotations
+
+import collections
+import random
+
+from statecentric_jax.planning.tasks import Operator, Task
+
+
+class SuccessorGenerator:
+    """Precondition-indexed applicability test for one task."""
+
+    def __init__(self, task: Task):
+        self.operators = task.operators
+        uses = collections.Counter(atom for op in self.operators for atom in op.pre)
+        buckets: dict[str, list[tuple[int, frozenset[str]]]] = collections.defaultdict(list)
+        self._unconditional: list[int] = []
+        for index, op in enumerate(self.operators):
+            if not op.pre:
+                self._unconditional.append(index)
+                continue
+            key = min(op.pre, key=lambda atom: (uses[atom], atom))
+            buckets[key].append((index, op.pre - {key}))
+        self._buckets = dict(buckets)
+        self._keys = frozenset(self._buckets)
+
+    def applicable(self, state: frozenset[str]) -> list[int]:
+        """Indices (into task.operators, ascending) of the operators applicable in `state`."""
+        found = list(self._unconditional)
+        for key in self._keys & state:
+            found.extend(index for index, rest in self._buckets[key] if rest <= state)
+        found.sort()
+        return found
+
+    def successors(self, state: frozenset[str]) -> list[tuple[Operator, frozenset[str]]]:
+        ops = self.operators
+        return [(ops[i], ops[i].apply(state)) for i in self.applicable(state)]
+
+
+def naive_successors(task: Task, state: frozenset[str]) -> list[tuple[Operator, frozenset[str]]]:
+    """The reference loop over every ground operator (for tests and benchmarks)."""
+    return [(op, op.apply(state)) for op in task.operators if op.pre <= state]
+
+
+def random_walk(task: Task, steps: int, seed: int) -> list[frozenset[str]]:
+    """States s_0..s_n of a seeded random walk (stops early in a dead end); for tests and benchmarks."""
+    rng, generator = random.Random(seed), SuccessorGenerator(task)
+    states = [task.init]
+    for _ in range(steps):
+        successors = generator.successors(states[-1])
+        if not successors:
+            break
+        states.append(rng.choice(successors)[1])
+    return states

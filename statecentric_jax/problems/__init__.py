@@ -1,0 +1,1 @@
+"""Problem sets: the on-disk layout, seeded generators, the domain files, and expert plans from Fast Downward."""

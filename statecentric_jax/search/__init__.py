@@ -1,0 +1,1 @@
+"""Decoding: search over true symbolic successors, guided by a learned transition model."""

@@ -1,0 +1,118 @@
+"""wl_fast equals wlplan exactly: decoding-like walks, unseen colours, goals, uncached parents."""
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from statecentric_jax.problems import layout
+from statecentric_jax.embedding.encoders import WLSettings, fit_encoder, load_encoder
+from statecentric_jax.errors import InputError
+from statecentric_jax.planning.successors import SuccessorGenerator, random_walk
+from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.embedding.wl_fast import FastWL, Vocabulary
+
+
+
+def tasks(root, domain, split, count):
+    domain_file = layout.domain_file(root, domain)
+    return [load_task(domain_file, p) for p in layout.problem_files(root, domain, split)[:count]]
+
+
+def decoding_calls(problems, steps):
+    """Per step, one call with the successors of every problem's walk state (embedded the step before)."""
+    generators = [SuccessorGenerator(task) for task in problems]
+    walks = [random_walk(task, steps, i) for i, task in enumerate(problems)]
+    calls = [[(task, task.init) for task in problems]]
+    for step in range(steps):
+        calls.append([(t, nxt) for t, g, w in zip(problems, generators, walks) if step < len(w) for _, nxt in g.successors(w[step])])
+    return calls
+
+
+def wlplan_embed(encoder, pairs):
+    encoder.use_fast = False
+    try:
+        return encoder.embed_with_unseen(pairs)
+    finally:
+        encoder.use_fast = True
+
+
+@pytest.fixture(scope="module", params=layout.DOMAINS)
+def fitted(request, data_root):
+    """A WL encoder fitted on short walks of two small training problems, and larger problems to embed."""
+    domain = request.param
+    train = tasks(data_root, domain, "train", 2)
+    encoder = fit_encoder("wl", domain, [(task, random_walk(task, 6, i)) for i, task in enumerate(train)])
+    return encoder, train[:1] + tasks(data_root, domain, "test-extrapolation", 1)
+
+
+def test_decoding_pattern_equals_wlplan(fitted):
+    encoder, problems = fitted
+    calls = decoding_calls(problems, 12)
+    fast = [encoder.embed_with_unseen(pairs) for pairs in calls]
+    reference = [wlplan_embed(encoder, pairs) for pairs in calls]
+    for (rows, unseen), (expected, expected_unseen) in zip(fast, reference):
+        np.testing.assert_array_equal(rows, expected)
+        assert unseen == expected_unseen
+    assert max(unseen for _, unseen in reference) > 0  # the larger problem has colours the vocabulary lacks
+    np.testing.assert_array_equal(encoder.embed_goals(problems), wlplan_embed(encoder, [(t, t.goal) for t in problems])[0])
+
+
+def test_states_without_cached_parent_equal_wlplan(fitted, tmp_path):
+    encoder, problems = fitted
+    pairs = [pair for pairs in decoding_calls(problems, 8) for pair in pairs]
+    random.Random(0).shuffle(pairs)
+    encoder.save(tmp_path / "encoder.json")
+    vocabulary = Vocabulary.from_wlplan_json(json.loads((tmp_path / "encoder.json").read_text()))
+    expected = wlplan_embed(encoder, pairs)[0]
+    for cache_entries, candidates in ((0, 0), (1, 64), (1 << 20, 3)):  # every state from scratch; one kept; few tried
+        engine = FastWL(vocabulary, cache_entries=cache_entries, candidates=candidates)
+        graphs = {id(task): engine.graph(task) for task in problems}
+        rows, _, _ = engine.embed([(graphs[id(task)], state) for task, state in pairs])
+        np.testing.assert_array_equal(rows, expected)
+
+
+@pytest.mark.parametrize("settings", [WLSettings(iterations=3), WLSettings(multiset_hash=False), WLSettings(normalize=True)])
+def test_other_settings_equal_wlplan(data_root, settings):
+    train = tasks(data_root, "gripper", "train", 2)
+    encoder = fit_encoder("wl", "gripper", [(task, random_walk(task, 6, i)) for i, task in enumerate(train)], settings)
+    problems = train + tasks(data_root, "gripper", "test-extrapolation", 1)
+    pairs = [pair for pairs in decoding_calls(problems, 6) for pair in pairs]
+    rows, unseen = encoder.embed_with_unseen(pairs)
+    expected, expected_unseen = wlplan_embed(encoder, pairs)
+    np.testing.assert_array_equal(rows, expected)
+    assert unseen == expected_unseen > 0
+
+
+def test_reloaded_encoder_equals_fitted_one(data_root, tmp_path):
+    # wlplan numbers predicates in the order it is given but saves them in its own sorted order
+    # (gripper: "at-robby" before "at"); the encoder must give them in that order.
+    train = tasks(data_root, "gripper", "train", 2)
+    encoder = fit_encoder("wl", "gripper", [(task, random_walk(task, 6, i)) for i, task in enumerate(train)])
+    encoder.save(tmp_path / "encoder.json")
+    loaded = load_encoder(tmp_path / "encoder.json")
+    pairs = [(task, state) for i, task in enumerate(train) for state in random_walk(task, 10, i + 5)]
+    expected = wlplan_embed(encoder, pairs)[0]
+    np.testing.assert_array_equal(wlplan_embed(loaded, pairs)[0], expected)
+    np.testing.assert_array_equal(loaded.embed(pairs), expected)
+
+
+def test_unsupported_wlplan_configurations_are_declined(fitted, tmp_path):
+    encoder, _ = fitted
+    encoder.save(tmp_path / "encoder.json")
+    data = json.loads((tmp_path / "encoder.json").read_text())
+    vocabulary = Vocabulary.from_wlplan_json(data)
+    assert vocabulary.dim == encoder.dim and vocabulary.iterations == 2
+    for field, value in (("pruning", "collapse_layer"), ("graph_representation", "nilg"), ("feature_name", "2-lwl")):
+        assert Vocabulary.from_wlplan_json({**data, field: value}) is None
+    assert Vocabulary.from_wlplan_json({**data, "domain": {**data["domain"], "constant_objects": ["c"]}}) is None
+
+
+def test_states_that_do_not_fit_the_problem_are_refused(data_root):
+    task = tasks(data_root, "blocks", "train", 1)[0]
+    encoder = fit_encoder("wl", "blocks", [(task, random_walk(task, 4, 0))])
+    for atom, reason in (("(on b1 nosuchblock)", "unknown object 'nosuchblock'"), ("(levitating b1)", "not an atom of the domain")):
+        with pytest.raises(InputError, match=reason):
+            encoder.embed([(task, task.init | {atom})])
+    assert encoder.embed([(task, task.init | task.static)]).shape == (1, encoder.dim)  # static atoms may be included

@@ -1,0 +1,95 @@
+"""End to end on a tiny Blocksworld root: plans -> dataset -> train -> evaluate -> plan,
+with the trained run restored from disk in fresh processes."""
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from statecentric_jax import config as config_lib
+from statecentric_jax.experiments import pipeline
+from statecentric_jax.problems import generators
+from statecentric_jax.planning.plans import read_plan, simulate
+from statecentric_jax.planning.tasks import load_task
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pddl")
+    base = root / "blocks"
+    for split, sizes in {"train": [3, 4, 4, 5], "validation": [4], "test-extrapolation": [5, 6]}.items():
+        (base / split).mkdir(parents=True)
+        for i, n in enumerate(sizes):
+            (base / split / f"b{n}-{i}.pddl").write_text(generators.blocks(n, seed=i, name=f"b{n}-{i}"))
+    (base / "domain.pddl").write_text((REPO / "data/domains/blocks/domain.pddl").read_text())
+    (root / "easy.pddl").write_text(
+        "(define (problem easy) (:domain blocks) (:objects a b)"
+        " (:init (clear a) (clear b) (ontable a) (ontable b) (handempty)) (:goal (and (on a b))))"
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def experiment(root, tmp_path_factory):
+    config = config_lib.table1("blocks", "wl", "xgb", "delta")
+    config.data.pddl_root = str(root)
+    config.data.cache_dir = str(tmp_path_factory.mktemp("cache"))
+    config.xgb.rounds = 4
+    workdir = tmp_path_factory.mktemp("run")
+    rates = pipeline.run_experiment(config, workdir, seeds=[13], splits=["validation", "test-extrapolation"])
+    return config, workdir, rates
+
+
+def test_experiment_writes_results_with_valid_plans(root, experiment):
+    _, workdir, rates = experiment
+    assert set(rates) == {"validation", "test-extrapolation"} and set(rates["validation"]) == {"13"}
+    summary = json.loads((workdir / "seed13/eval/test-extrapolation/summary.json").read_text())
+    results = json.loads((workdir / "seed13/eval/test-extrapolation/results.json").read_text())
+    assert summary["problems"] == 2 and summary["solved"] == sum(r["solved"] for r in results)
+    assert summary["success_rate"] == rates["test-extrapolation"]["13"]
+    for record in results:
+        task = load_task(root / "blocks/domain.pddl", record["problem_file"])
+        trajectory = simulate(task, record["plan"], require_goal=record["solved"])
+        assert len(trajectory) == record["plan_length"] + 1
+    assert (workdir / "seed13/eval/test-extrapolation/results.csv").read_text().startswith("problem_file,")
+
+
+def test_rerun_skips_finished_work(experiment, monkeypatch):
+    config, workdir, rates = experiment
+
+    def fail(*args, **kwargs):
+        raise AssertionError("finished work was redone")
+
+    monkeypatch.setattr(pipeline, "train_from_config", fail)
+    monkeypatch.setattr(pipeline.evaluation, "evaluate", fail)
+    assert pipeline.run_experiment(config, workdir, seeds=[13], splits=["validation", "test-extrapolation"]) == rates
+
+
+def run_launch(script, *args):
+    return subprocess.run([sys.executable, str(REPO / "launch" / script), *args], capture_output=True, text=True, cwd=REPO)
+
+
+def test_plan_and_evaluate_in_fresh_processes(root, experiment, tmp_path):
+    _, workdir, _ = experiment
+    out = tmp_path / "plan.txt"
+    proc = run_launch("plan.py", f"--workdir={workdir}/seed13", f"--domain={root}/blocks/domain.pddl",
+                      f"--problem={root}/easy.pddl", f"--out={out}")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    task = load_task(root / "blocks/domain.pddl", root / "easy.pddl")
+    assert task.goal_reached(simulate(task, read_plan(out))[-1])
+
+    proc = run_launch("evaluate.py", f"--workdir={workdir}/seed13", "--split=train")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads((workdir / "seed13/eval/train/summary.json").read_text())["problems"] == 4
+
+
+def test_bad_workdir_is_one_line_error(tmp_path, root):
+    (tmp_path / "config.json").write_text("{not json")
+    proc = run_launch("plan.py", f"--workdir={tmp_path}", f"--domain={root}/blocks/domain.pddl",
+                      f"--problem={root}/easy.pddl", f"--out={tmp_path}/p.txt")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith(f"error: {tmp_path}/config.json: corrupt config")

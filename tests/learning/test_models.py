@@ -1,0 +1,194 @@
+"""Transition models: targets, masking, the LSTM cell/scan identity, training, determinism, save/load."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from tests import synthetic
+from statecentric_jax import config as config_lib
+from statecentric_jax.learning import lstm, transitions, xgb
+
+MODES = ("state", "delta")
+
+
+def small_settings():
+    config = config_lib.base()
+    config.lstm.hidden = 16
+    config.lstm.layers = 2
+    config.lstm.batch_size = 4
+    config.lstm.epochs = 30
+    config.xgb.max_depth = 3
+    config.xgb.rounds = 40
+    config.xgb.n_jobs = 1
+    return config
+
+
+TRAIN = synthetic.split("train", 10, seed=0)
+VALIDATION = synthetic.split("validation", 4, seed=1)
+
+
+def test_targets_are_next_states_or_deltas():
+    traj = np.array([[0, 0], [1, 0], [1, 2]], np.float32)
+    np.testing.assert_array_equal(transitions.targets(traj, "state"), [[1, 0], [1, 2]])
+    np.testing.assert_array_equal(transitions.targets(traj, "delta"), [[1, 0], [0, 2]])
+    goal = np.array([5, 6], np.float32)
+    (inputs, delta), = transitions.sequences([traj, traj[:1]], np.stack([goal, goal]), "delta")  # T=0 dropped
+    np.testing.assert_array_equal(inputs, [[0, 0, 5, 6], [1, 0, 5, 6]])
+    np.testing.assert_array_equal(transitions.to_state_space(inputs[:, :2], delta, "delta"), traj[1:])
+    np.testing.assert_array_equal(transitions.to_state_space(inputs[:, :2], traj[1:], "state"), traj[1:])
+
+
+def test_xgb_rows_flatten_all_transitions():
+    features, target = xgb.rows(TRAIN, "delta")
+    assert len(features) == len(target) == sum(len(t) - 1 for t in TRAIN.trajectories)
+    np.testing.assert_array_equal(features[0], np.concatenate([TRAIN.trajectories[0][0], TRAIN.goals[0]]))
+    np.testing.assert_array_equal(target[0], TRAIN.trajectories[0][1] - TRAIN.trajectories[0][0])
+
+
+def _params(mode, dim=synthetic.DIM, hidden=16, seed=0):
+    settings = small_settings().lstm
+    settings.hidden = hidden
+    return lstm.init_params(dim, settings, mode, seed)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_padding_does_not_change_loss(mode):
+    pairs = transitions.sequences(TRAIN.trajectories[:3], TRAIN.goals[:3], mode)
+    module = lstm.TransitionLSTM(synthetic.DIM, 16, 2, mode)
+    params = _params(mode)
+    tight = lstm.pad_batch(pairs, batch_size=4)
+    loss = lstm.batch_loss(module, params, *tight)
+    inputs, targets, mask = tight
+    rows, length = inputs.shape[0] * 2, inputs.shape[1] * 2
+    rng = np.random.default_rng(0)
+    wide_inputs = rng.normal(size=(rows, length, inputs.shape[2])).astype(np.float32)  # garbage where masked
+    wide_targets = rng.normal(size=(rows, length, targets.shape[2])).astype(np.float32)
+    wide_mask = np.zeros((rows, length), np.float32)
+    for i, (x, y) in enumerate(pairs):
+        wide_inputs[i, : len(x)], wide_targets[i, : len(y)], wide_mask[i, : len(x)] = x, y, 1
+    wide = lstm.batch_loss(module, params, wide_inputs, wide_targets, wide_mask)
+    np.testing.assert_allclose(float(wide), float(loss), rtol=1e-5)
+    # The mask matters: counting the padding changes the loss.
+    unmasked = lstm.batch_loss(module, params, wide_inputs, wide_targets, np.ones_like(wide_mask))
+    assert abs(float(unmasked) - float(loss)) > 1e-3
+
+
+def test_pad_batch_buckets_to_powers_of_two():
+    pairs = transitions.sequences(TRAIN.trajectories[:3], TRAIN.goals[:3], "state")
+    inputs, targets, mask = lstm.pad_batch(pairs, batch_size=32)
+    longest = max(len(x) for x, _ in pairs)
+    assert inputs.shape[0] == 4 and inputs.shape[1] >= longest and inputs.shape[1] & (inputs.shape[1] - 1) == 0
+    assert mask.sum() == sum(len(x) for x, _ in pairs)
+
+
+def test_cosine_loss_is_zero_for_aligned_and_one_for_orthogonal():
+    a = jnp.array([[1.0, 0.0], [1.0, 0.0]])
+    b = jnp.array([[3.0, 0.0], [0.0, 2.0]])
+    np.testing.assert_allclose(lstm.step_losses(a, b, "state"), [0.0, 1.0], atol=1e-6)
+    np.testing.assert_allclose(lstm.step_losses(a, b, "delta"), [2.0, 2.5])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_predict_next_step_by_step_reproduces_the_scan(mode):
+    params = _params(mode)
+    (inputs, _), = transitions.sequences(TRAIN.trajectories[:1], TRAIN.goals[:1], mode)
+    module = lstm.TransitionLSTM(synthetic.DIM, 16, 2, mode)
+    _, scanned = module.apply({"params": params}, lstm.zero_carry(1, 16, 2), inputs[None])
+    model = lstm.LSTMModel(params, synthetic.DIM, 16, 2, mode)
+    carry = model.init_carry(1)
+    states, goal = inputs[:, : synthetic.DIM], inputs[:1, synthetic.DIM :]
+    for t in range(len(inputs)):
+        target, carry = model.predict_next(states[t : t + 1], goal, carry)
+        expected = transitions.to_state_space(states[t], np.asarray(scanned[0, t]), mode)
+        np.testing.assert_allclose(target[0], expected, rtol=1e-4, atol=1e-5)
+
+
+def test_lstm_parameter_count_matches_the_paper_architecture():
+    # Paper (PyTorch, two bias vectors per gate): blocks WL, D=172 -> 1,253,292. Flax's LSTM cell
+    # has one bias per gate: 4 x 256 fewer per layer.
+    settings = config_lib.base().lstm
+    params = jax.eval_shape(lambda: lstm.init_params(172, settings, "state", 0))
+    count = sum(x.size for x in jax.tree_util.tree_leaves(params))
+    assert count == 1_253_292 - 2 * 4 * 256
+    delta = jax.eval_shape(lambda: lstm.init_params(172, settings, "delta", 0))
+    assert sum(x.size for x in jax.tree_util.tree_leaves(delta)) == count - (256 * 256 + 256) - 2 * 256
+
+
+def _val_loss(model, mode):
+    pairs = transitions.sequences(VALIDATION.trajectories, VALIDATION.goals, mode)
+    module = lstm.TransitionLSTM(model.dim, model.hidden, model.layers, mode)
+    return float(lstm.batch_loss(module, model.params, *lstm.pad_batch(pairs, len(pairs))))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_lstm_training_decreases_loss_and_keeps_best_epoch(mode):
+    model, history = lstm.fit(TRAIN, VALIDATION, mode, small_settings().lstm, seed=13)
+    assert len(history) == 30
+    assert history[-1]["train_loss"] < 0.7 * history[0]["train_loss"]
+    best = min(row["validation_loss"] for row in history)
+    np.testing.assert_allclose(_val_loss(model, mode), best, rtol=1e-4)
+
+
+def test_lstm_same_seed_same_parameters():
+    settings = small_settings().lstm
+    settings.epochs = 3
+    a, history_a = lstm.fit(TRAIN, VALIDATION, "delta", settings, seed=5)
+    b, history_b = lstm.fit(TRAIN, VALIDATION, "delta", settings, seed=5)
+    c, _ = lstm.fit(TRAIN, VALIDATION, "delta", settings, seed=6)
+    leaves = jax.tree_util.tree_leaves
+    assert history_a == history_b
+    assert all(np.array_equal(x, y) for x, y in zip(leaves(a.params), leaves(b.params)))
+    assert not all(np.array_equal(x, y) for x, y in zip(leaves(a.params), leaves(c.params)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_xgb_training_decreases_loss(mode):
+    model, history = xgb.fit(TRAIN, VALIDATION, mode, small_settings().xgb, seed=13)
+    assert history[-1]["train_loss"] < 0.7 * history[0]["train_loss"]
+    features, target = xgb.rows(VALIDATION, mode)
+    predicted, carry = model.predict_next(features[:, : synthetic.DIM], features[:, synthetic.DIM :], None)
+    assert carry is None
+    next_states = features[:, : synthetic.DIM] + target if mode == "delta" else target
+    best = min(row["validation_loss"] for row in history)
+    np.testing.assert_allclose(np.mean((predicted - next_states) ** 2), best, rtol=1e-4)
+
+
+def test_xgb_early_stopping_keeps_the_best_round():
+    settings = small_settings().xgb
+    settings.rounds, settings.early_stopping, settings.learning_rate = 200, 3, 0.8
+    model, history = xgb.fit(TRAIN, VALIDATION, "state", settings, seed=13)
+    assert len(history) < 200
+    best = min(range(len(history)), key=lambda i: history[i]["validation_loss"])
+    assert model.size()["rounds"] == best + 1
+
+
+@pytest.mark.parametrize("strategy", config_lib.MULTI_STRATEGIES)
+def test_xgb_strategies_same_seed_same_predictions(strategy):
+    settings = small_settings().xgb
+    settings.multi_strategy = strategy
+    features, _ = xgb.rows(VALIDATION, "delta")
+    states, goals = features[:, : synthetic.DIM], features[:, synthetic.DIM :]
+    a, _ = xgb.fit(TRAIN, VALIDATION, "delta", settings, seed=3)
+    b, _ = xgb.fit(TRAIN, VALIDATION, "delta", settings, seed=3)
+    np.testing.assert_array_equal(a.predict_next(states, goals, None)[0], b.predict_next(states, goals, None)[0])
+    size = a.size()
+    assert size["trees"] == size["rounds"] * (synthetic.DIM if strategy == "one_output_per_tree" else 1)
+    assert size["nodes"] > size["trees"]
+
+
+def test_checkpoints_round_trip_to_identical_predictions(tmp_path):
+    settings = small_settings()
+    settings.lstm.epochs = 2
+    features, _ = xgb.rows(VALIDATION, "delta")
+    states, goals = features[:, : synthetic.DIM], features[:, synthetic.DIM :]
+    for kind, module in (("lstm", lstm), ("xgb", xgb)):
+        model, _ = module.fit(TRAIN, VALIDATION, "delta", settings[kind], seed=13)
+        model.save(tmp_path / kind)
+        loaded = module.load(tmp_path / kind, synthetic.DIM, "delta", settings[kind])
+        expected, expected_carry = model.predict_next(states, goals, model.init_carry(len(states)))
+        got, got_carry = loaded.predict_next(states, goals, loaded.init_carry(len(states)))
+        np.testing.assert_array_equal(got, expected)
+        assert loaded.size() == model.size()
+        for x, y in zip(jax.tree_util.tree_leaves(got_carry), jax.tree_util.tree_leaves(expected_carry)):
+            np.testing.assert_array_equal(x, y)

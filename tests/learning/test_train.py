@@ -1,0 +1,127 @@
+"""Training into a workdir and loading it back: files, selection, refusals, config files."""
+
+import importlib.util
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+from tests import synthetic
+from statecentric_jax import config as config_lib
+from statecentric_jax.learning import lstm, train, transitions, xgb
+from statecentric_jax.errors import InputError
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+TRAIN = synthetic.split("train", 8, seed=0)
+VALIDATION = synthetic.split("validation", 3, seed=1)
+
+
+def small_config(kind, mode="delta"):
+    config = config_lib.table1("blocks", "wl", kind, mode)
+    config.data.domain = "toy"
+    config.lstm.hidden, config.lstm.epochs, config.lstm.batch_size = 8, 4, 4
+    config.xgb.max_depth, config.xgb.rounds, config.xgb.n_jobs = 3, 8, 1
+    return config
+
+
+@pytest.fixture(autouse=True)
+def fake_encoder_files(monkeypatch):
+    monkeypatch.setattr(train, "load_encoder", synthetic.load_fake_encoder)
+
+
+@pytest.fixture(scope="module", params=["lstm", "xgb"])
+def trained(request, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp(request.param)
+    result = train.train_model(small_config(request.param), TRAIN, VALIDATION, synthetic.FakeEncoder("toy"), workdir)
+    return result, workdir
+
+
+def validation_mse(model):
+    features, target = xgb.rows(VALIDATION, "delta")
+    states, goals = features[:, : synthetic.DIM], features[:, synthetic.DIM :]
+    if model.kind == "xgb":
+        predicted, _ = model.predict_next(states, goals, None)
+        return float(np.mean((predicted - (states + target)) ** 2))
+    pairs = transitions.sequences(VALIDATION.trajectories, VALIDATION.goals, "delta")
+    module = lstm.TransitionLSTM(model.dim, model.hidden, model.layers, "delta")
+    return float(lstm.batch_loss(module, model.params, *lstm.pad_batch(pairs, len(pairs))))
+
+
+def test_workdir_holds_everything_and_loads_the_selected_model(trained):
+    result, workdir = trained
+    names = {p.name for p in workdir.iterdir()}
+    assert {"config.json", "checkpoint", "encoder.json", "metrics.jsonl", "model_size.json"} <= names
+    metrics = [json.loads(line) for line in (workdir / "metrics.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in metrics] == list(range(1, result.steps + 1))
+    size = json.loads((workdir / "model_size.json").read_text())
+    assert size["kind"] == result.kind and size["dim"] == synthetic.DIM
+    assert size["parameters" if result.kind == "lstm" else "nodes"] > 0
+
+    loaded = train.load_model(workdir, domain="toy", encoding="wl")
+    assert loaded.config.to_dict() == small_config(result.kind).to_dict()
+    assert loaded.encoder.dim == loaded.model.dim == synthetic.DIM
+    np.testing.assert_allclose(validation_mse(loaded.model), result.best_validation_loss, rtol=1e-4)
+
+
+def test_wrong_domain_or_encoding_is_refused(trained):
+    _, workdir = trained
+    with pytest.raises(InputError, match="trained for domain 'toy', not 'blocks'"):
+        train.load_model(workdir, domain="blocks")
+    with pytest.raises(InputError, match="trained for encoding 'wl', not 'fsf'"):
+        train.load_model(workdir, encoding="fsf")
+
+
+def test_missing_or_corrupt_files_are_refused(tmp_path, trained):
+    with pytest.raises(InputError, match="no config.json"):
+        train.load_model(tmp_path)
+    result, workdir = trained
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text((workdir / "config.json").read_text())
+    (broken / "encoder.json").write_text((workdir / "encoder.json").read_text())
+    with pytest.raises(InputError, match="not found"):
+        train.load_model(broken)
+    (broken / "checkpoint").mkdir()
+    if result.kind == "xgb":
+        (broken / "checkpoint" / "model.ubj").write_bytes(b"not a model")
+    else:
+        for src in (workdir / "checkpoint").rglob("*"):
+            dst = broken / "checkpoint" / src.relative_to(workdir / "checkpoint")
+            dst.mkdir(exist_ok=True) if src.is_dir() else dst.write_bytes(b"\0" * src.stat().st_size)
+    with pytest.raises(InputError, match="corrupt"):
+        train.load_model(broken)
+    (broken / "config.json").write_text("{not json")
+    with pytest.raises(InputError, match="corrupt config"):
+        train.load_model(broken)
+    (broken / "config.json").write_text((workdir / "config.json").read_text().replace(f'"kind": "{result.kind}"', '"kind": "transformer"'))
+    with pytest.raises(InputError, match="config.json: config model.kind='transformer'"):
+        train.load_model(broken)
+
+
+def test_data_of_another_domain_or_dimension_is_refused(tmp_path):
+    config = small_config("xgb")
+    with pytest.raises(InputError, match="config wants toy/wl"):
+        train.train_model(config, synthetic.split("train", 2, 0, domain="gripper"), VALIDATION, synthetic.FakeEncoder(), tmp_path)
+    with pytest.raises(InputError, match="dimension"):
+        train.train_model(config, TRAIN, VALIDATION, synthetic.FakeEncoder(dim=9), tmp_path)
+    config.model.mode = "residual"
+    with pytest.raises(InputError, match="model.mode='residual'"):
+        train.train_model(config, TRAIN, VALIDATION, synthetic.FakeEncoder(), tmp_path)
+
+
+def load_config_file(path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.get_config()
+
+
+def test_one_config_file_per_table1_configuration():
+    files = sorted((REPO / "configs").glob("*_*_*_*.py"))
+    assert len(files) == 4 * 2 * 2 * 2
+    for path in files:
+        config = load_config_file(path)
+        assert path.stem == "_".join([config.data.domain, config.data.encoding, config.model.kind, config.model.mode])
+        config_lib.check(config)
+    assert load_config_file(REPO / "configs" / "base.py").to_dict() == config_lib.base().to_dict()

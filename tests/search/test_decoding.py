@@ -1,0 +1,203 @@
+"""Plan decoding: oracle models reproduce known plans; batching changes nothing."""
+
+import pathlib
+import numpy as np
+import pytest
+
+from statecentric_jax.search.decoding import DecodeConfig, decode, decode_sequential
+from statecentric_jax.errors import InputError
+from statecentric_jax.planning.plans import simulate
+from statecentric_jax.planning.tasks import load_task
+
+DOMAIN = (pathlib.Path(__file__).resolve().parents[2] / "data/domains/blocks/domain.pddl").read_text()
+
+
+def problem(name, blocks, goal):
+    init = " ".join(f"(clear {b}) (ontable {b})" for b in blocks)
+    return f"(define (problem {name}) (:domain blocks) (:objects {' '.join(blocks)}) (:init {init} (handempty)) (:goal (and {goal})))"
+
+
+PROBLEMS = {
+    "p3": (["a", "b", "c"], "(on a b) (on b c)"),
+    "p4": (["a", "b", "c", "d"], "(on d c) (on c b) (on b a)"),
+    "p2": (["a", "b"], "(on b a)"),
+}
+PLANS = {
+    "p3": ["(pick-up b)", "(stack b c)", "(pick-up a)", "(stack a b)"],
+    "p4": ["(pick-up b)", "(stack b a)", "(pick-up c)", "(stack c b)", "(pick-up d)", "(stack d c)"],
+    "p2": ["(pick-up b)", "(stack b a)"],
+}
+
+
+@pytest.fixture
+def tasks(tmp_path):
+    (tmp_path / "domain.pddl").write_text(DOMAIN)
+    out = []
+    for name, (blocks, goal) in PROBLEMS.items():
+        (tmp_path / f"{name}.pddl").write_text(problem(name, blocks, goal))
+        out.append(load_task(tmp_path / "domain.pddl", tmp_path / f"{name}.pddl"))
+    return out
+
+
+class AtomEncoder:
+    """Injective test encoder: one dimension per atom string seen so far (static vocabulary)."""
+
+    def __init__(self, max_objects=10):
+        blocks = "abcdefghij"
+        atoms = ["(handempty)"] + [f"({p} {x})" for p in ("ontable", "clear", "holding") for x in blocks]
+        atoms += [f"(on {x} {y})" for x in blocks for y in blocks]
+        self.index = {a: i for i, a in enumerate(atoms)}
+        self.dim = len(atoms)
+        self.max_objects = max_objects
+
+    def _vector(self, task, atoms):
+        if len(task.objects) > self.max_objects:
+            raise InputError(task.problem_file, f"{len(task.objects)} objects exceed the encoder's {self.max_objects}")
+        v = np.zeros(self.dim, np.float32)
+        v[[self.index[a] for a in atoms]] = 1.0
+        return v
+
+    def embed(self, pairs):
+        return np.stack([self._vector(task, state) for task, state in pairs])
+
+    def embed_goals(self, tasks):
+        return np.stack([self._vector(task, task.goal) for task in tasks])
+
+
+class OracleModel:
+    """Predicts φ(s_{t+1}) of a known plan, using the carry as the step counter
+    (so a wrong carry bookkeeping in the decoder breaks the plan)."""
+
+    def __init__(self, encoder, tasks, plans, delta=False):
+        self.delta = delta
+        self.next_of = {}
+        for task in tasks:
+            goal = encoder.embed_goals([task])[0].tobytes()
+            states = encoder.embed([(task, s) for s in simulate(task, plans[task.name])])
+            self.next_of[goal] = states
+
+    def init_carry(self, batch_size):
+        return np.zeros((batch_size,), np.int32)
+
+    def predict_next(self, states, goals, carry):
+        targets = np.stack([self.next_of[g.tobytes()][min(t + 1, len(self.next_of[g.tobytes()]) - 1)] for g, t in zip(goals, carry)])
+        return targets, carry + 1
+
+
+@pytest.mark.parametrize("beam_width", [1, 3])
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_oracle_reproduces_known_plans(tasks, beam_width, metric):
+    encoder = AtomEncoder()
+    model = OracleModel(encoder, tasks, {t.name: PLANS[t.name] for t in tasks})
+    config = DecodeConfig(beam_width=beam_width, metric=metric)
+    results = decode(tasks, model, encoder, config)
+    assert [r.plan for r in results] == [PLANS[t.name] for t in tasks]
+    assert all(r.solved and r.outcome == "goal" for r in results)
+    assert [r.plan for r in decode_sequential(tasks, model, encoder, config)] == [r.plan for r in results]
+
+
+class ConstantModel:
+    """A model with no idea: always predicts the same vector (ties everywhere)."""
+
+    def __init__(self, dim):
+        self.target = np.linspace(1.0, 2.0, dim, dtype=np.float32)
+
+    def init_carry(self, batch_size):
+        return None
+
+    def predict_next(self, states, goals, carry):
+        return np.tile(self.target, (len(states), 1)), carry
+
+
+def test_batch_equals_alone_and_sequential(tasks):
+    encoder = AtomEncoder()
+    model = ConstantModel(encoder.dim)
+    config = DecodeConfig(beam_width=3, horizon_base=25)
+    together = decode(tasks, model, encoder, config)
+    alone = [decode([t], model, encoder, config)[0] for t in tasks]
+    assert [r.plan for r in together] == [r.plan for r in alone]
+    assert [r.plan for r in together] == [r.plan for r in decode_sequential(tasks, model, encoder, config)]
+    for task, result in zip(tasks, together):  # every plan is executable
+        simulate(task, result.plan, require_goal=result.solved)
+
+
+def test_beam_width_one_is_greedy(tasks):
+    encoder = AtomEncoder()
+    model = ConstantModel(encoder.dim)
+    config = DecodeConfig(beam_width=1, horizon_base=8, metric="euclidean")
+    result = decode(tasks[:1], model, encoder, config)[0]
+    task, state, expected = tasks[0], tasks[0].init, []
+    visited = {state}
+    from statecentric_jax.planning.successors import SuccessorGenerator
+
+    generator = SuccessorGenerator(task)
+    assert result.steps > 1
+    for _ in range(result.steps):
+        options = [(op, s) for op, s in generator.successors(state) if s not in visited]
+        if not options:
+            break
+        distances = [np.linalg.norm(encoder.embed([(task, s)])[0] - model.target) for _, s in options]
+        op, state = options[int(np.argmin(distances))]
+        visited.add(state)
+        expected.append(op.name)
+        if task.goal_reached(state):
+            break
+    assert result.plan == expected
+
+
+def test_horizon_is_respected(tasks):
+    encoder = AtomEncoder()
+    model = ConstantModel(encoder.dim)
+    config = DecodeConfig(beam_width=2, horizon_base=3, horizon_per_object=0)
+    for result in decode(tasks, model, encoder, config):
+        assert result.steps <= 3
+        assert result.solved or result.outcome in ("horizon", "dead end")
+
+
+def test_dead_end_ends_only_that_instance(tmp_path, tasks):
+    # One block, unreachable goal: pick-up, then put-down would revisit s_0 -> dead end.
+    (tmp_path / "trap.pddl").write_text(
+        "(define (problem trap) (:domain blocks) (:objects a) (:init (clear a) (ontable a) (handempty)) (:goal (and (on a a))))"
+    )
+    trap = load_task(tmp_path / "domain.pddl", tmp_path / "trap.pddl")
+    encoder = AtomEncoder()
+    model = OracleModel(encoder, tasks, {t.name: PLANS[t.name] for t in tasks})
+    oracle_and_trap = decode([tasks[0], trap, tasks[1]], _WithFallback(model, encoder.dim), encoder, DecodeConfig())
+    assert oracle_and_trap[0].solved and oracle_and_trap[2].solved
+    assert oracle_and_trap[1].outcome == "dead end" and not oracle_and_trap[1].solved
+
+
+class _WithFallback:
+    """Oracle for known problems, a constant guess for the others."""
+
+    def __init__(self, oracle, dim):
+        self.oracle, self.constant = oracle, ConstantModel(dim)
+
+    def init_carry(self, batch_size):
+        return self.oracle.init_carry(batch_size)
+
+    def predict_next(self, states, goals, carry):
+        known = np.array([g.tobytes() in self.oracle.next_of for g in goals])
+        targets = self.constant.predict_next(states, goals, None)[0]
+        if known.any():
+            targets[known] = self.oracle.predict_next(states[known], goals[known], carry[known])[0]
+        return targets, carry + 1
+
+
+def test_unencodable_instance_is_a_failure_not_a_crash(tasks):
+    encoder = AtomEncoder(max_objects=3)
+    model = ConstantModel(encoder.dim)
+    results = decode(tasks, model, encoder, DecodeConfig(horizon_base=5))
+    p4 = results[1]
+    assert not p4.solved and p4.outcome.startswith("cannot encode: 4 objects exceed")
+    assert results[0].steps > 0 and results[2].steps > 0
+
+
+def test_real_fsf_encoder_too_small_fails_that_instance(tasks):
+    from statecentric_jax.embedding.encoders import fit_encoder
+
+    three_blocks = tasks[0]
+    encoder = fit_encoder("fsf", "blocks", [(three_blocks, [three_blocks.init])])  # N = 3 slots
+    results = decode(tasks, ConstantModel(encoder.dim), encoder, DecodeConfig(horizon_base=5))
+    assert not results[1].solved and results[1].outcome.startswith("cannot encode")
+    assert results[0].steps > 0 and results[2].steps > 0
