@@ -18,18 +18,20 @@ from absl import app, flags
 from benchmarks.common import machine_line
 from statecentric_jax import config as config_lib
 from statecentric_jax.experiments import pipeline
+from statecentric_jax.experiments.evaluation import decode_config
+from statecentric_jax.learning.train import CONFIG_FILE, load_model
+from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.search.decoding import DecodeStats, decode, decode_sequential
-from statecentric_jax.experiments.evaluation import decode_config
-from statecentric_jax.planning.tasks import load_task
-from statecentric_jax.learning.train import CONFIG_FILE, load_model
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root.")
 _DOMAINS = flags.DEFINE_list("domains", ["visitall", "blocks"], "Domains to benchmark.")
 _SPLIT = flags.DEFINE_string("split", "test-extrapolation", "Split to decode.")
 _WORKDIR = flags.DEFINE_string("workdir", "runs/bench-decode", "Where the benchmark's models are trained (reused).")
 _SEQUENTIAL_LIMIT = flags.DEFINE_integer(
-    "sequential_limit", 0, "Compare the decoders on the first N problems only (0: all); the whole split is still decoded by (b)."
+    "sequential_limit",
+    0,
+    "Compare the decoders on the first N problems only (0: all); the whole split is still decoded by (b).",
 )
 
 
@@ -77,8 +79,10 @@ def main(argv):
         print(_row(f"vectorised (b), first {n}", n, vectorised))
         print(_row(f"sequential (a), first {n}", n, sequential))
         inner = whole.embedding + whole.model
-        print(f"identical plans (a) vs (b): {same}/{n}; speed-up (b)/(a) on the same {n} problems: "
-              f"{sequential.total / vectorised.total:.1f}x; whole split total / (embedding + model): {whole.total / inner:.2f}")
+        print(
+            f"identical plans (a) vs (b): {same}/{n}; speed-up (b)/(a) on the same {n} problems: "
+            f"{sequential.total / vectorised.total:.1f}x; whole split total / (embedding + model): {whole.total / inner:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -13,10 +13,10 @@ import sys
 from absl import app, flags
 
 from benchmarks.common import machine_line
-from statecentric_jax.problems import layout, plan_generation
 from statecentric_jax.embedding.datasets import trajectories_path
 from statecentric_jax.embedding.encoders import WLSettings, fit_encoder
 from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import layout, plan_generation
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root.")
 _PLANS_DIR = flags.DEFINE_string("plans_dir", "runs/bench/plans", "Where training plans are generated (cached).")
@@ -39,7 +39,9 @@ def main(argv):
     for domain in domains:
         domain_file = layout.domain_file(_PDDL_ROOT.value, domain)
         records = plan_generation.read_trajectories(trajectories_path(_PLANS_DIR.value, domain, "train"))
-        training[domain] = [(load_task(domain_file, r["problem_file"]), [frozenset(s) for s in r["states"]]) for r in records]
+        training[domain] = [
+            (load_task(domain_file, r["problem_file"]), [frozenset(s) for s in r["states"]]) for r in records
+        ]
     print(machine_line())
     print(f"command: {' '.join(sys.argv)}")
     print("| setting | " + " | ".join(domains) + " |")

@@ -25,10 +25,10 @@ import time
 from absl import app, flags
 
 from benchmarks.common import machine_line
-from statecentric_jax.problems import layout
 from statecentric_jax.embedding.encoders import fit_encoder, load_encoder
 from statecentric_jax.planning.successors import SuccessorGenerator, random_walk
 from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import layout
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root (data/ or a paper-splits-like tree).")
 _PROBLEMS = flags.DEFINE_integer("problems", 4, "Largest extrapolation problems per domain.")
@@ -41,12 +41,14 @@ def decoding_calls(tasks, steps):
     generators = [SuccessorGenerator(task) for task in tasks]
     calls = [[(task, state)] for task in tasks for state in (task.goal, task.init)]
     for step in range(steps):
-        calls.append([
-            (task, nxt)
-            for task, generator, states in zip(tasks, generators, walks)
-            if step < len(states)
-            for _, nxt in generator.successors(states[step])
-        ])
+        calls.append(
+            [
+                (task, nxt)
+                for task, generator, states in zip(tasks, generators, walks)
+                if step < len(states)
+                for _, nxt in generator.successors(states[step])
+            ]
+        )
     return calls
 
 
@@ -69,7 +71,9 @@ def main(argv):
     root = _PDDL_ROOT.value
     print(machine_line())
     print(f"command: {' '.join(sys.argv)}")
-    print("| domain | encoding | D | problems (objects) | states | batched states/s | one call per state | decoding pattern |")
+    print(
+        "| domain | encoding | D | problems (objects) | states | batched states/s | one call per state | decoding pattern |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for domain in layout.available_domains(root):
@@ -80,7 +84,11 @@ def main(argv):
             pairs = []
             for i, task in enumerate(tests):
                 generator = SuccessorGenerator(task)
-                pairs += [(task, nxt) for state in random_walk(task, _STEPS.value, i) for _, nxt in generator.successors(state)]
+                pairs += [
+                    (task, nxt)
+                    for state in random_walk(task, _STEPS.value, i)
+                    for _, nxt in generator.successors(state)
+                ]
             decoding = decoding_calls(tests, _STEPS.value)
             fitted = [(task, random_walk(task, 20, i)) for i, task in enumerate(train)]
             objects = "/".join(str(len(t.objects)) for t in tests)

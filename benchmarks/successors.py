@@ -13,9 +13,9 @@ import time
 from absl import app, flags
 
 from benchmarks.common import machine_line
-from statecentric_jax.problems import layout
 from statecentric_jax.planning.successors import SuccessorGenerator, naive_successors, random_walk
 from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import layout
 
 FLAGS = flags.DEFINE_string("pddl_root", "data", "PDDL root (data/ or a paper-splits-like tree).")
 SPLIT = flags.DEFINE_string("split", "test-extrapolation", "Split whose largest problem is used.")

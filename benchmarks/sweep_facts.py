@@ -20,8 +20,12 @@ from benchmarks.common import machine_line
 from statecentric_jax.experiments import sweep
 
 _SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "A finished sweep.")
-_FD_PLANS_DIR = flags.DEFINE_string("fd_plans_dir", None, "generate_plans --workdir of the test splits' reference plans.")
-_COMPARE_DIR = flags.DEFINE_string("compare_dir", None, "Another sweep of the same configurations, to compare plans with.")
+_FD_PLANS_DIR = flags.DEFINE_string(
+    "fd_plans_dir", None, "generate_plans --workdir of the test splits' reference plans."
+)
+_COMPARE_DIR = flags.DEFINE_string(
+    "compare_dir", None, "Another sweep of the same configurations, to compare plans with."
+)
 flags.mark_flags_as_required(["sweep_dir"])
 
 
@@ -34,13 +38,19 @@ def main(argv):
     print(machine_line())
     sweep_dir = pathlib.Path(_SWEEP_DIR.value)
     record = json.loads((sweep_dir / sweep.SWEEP_FILE).read_text(encoding="utf-8"))
-    print(f"sweep: {record['total_wall_seconds']:.0f} s wall over {len(record['invocations'])} invocation(s); "
-          f"peak child memory per invocation (MiB): {[i.get('peak_rss_mb_children') for i in record['invocations']]}")
+    print(
+        f"sweep: {record['total_wall_seconds']:.0f} s wall over {len(record['invocations'])} invocation(s); "
+        f"peak child memory per invocation (MiB): {[i.get('peak_rss_mb_children') for i in record['invocations']]}"
+    )
     if _FD_PLANS_DIR.value:
         for split_dir in sorted(pathlib.Path(_FD_PLANS_DIR.value).glob("*/*/records")):
-            tiers = collections.Counter(json.loads(f.read_text(encoding="utf-8")).get("config") for f in split_dir.glob("*.json"))
-            print(f"reference plans {split_dir.parent.parent.name}/{split_dir.parent.name}: "
-                  + ", ".join(f"{config} {n}" for config, n in sorted(tiers.items(), key=str)))
+            tiers = collections.Counter(
+                json.loads(f.read_text(encoding="utf-8")).get("config") for f in split_dir.glob("*.json")
+            )
+            print(
+                f"reference plans {split_dir.parent.parent.name}/{split_dir.parent.name}: "
+                + ", ".join(f"{config} {n}" for config, n in sorted(tiers.items(), key=str))
+            )
     if _COMPARE_DIR.value:
         shared = identical = 0
         for mine in sorted(sweep_dir.glob("*/seed*/eval/*/results.json")):

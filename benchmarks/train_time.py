@@ -18,15 +18,20 @@ from absl import app, flags
 
 from benchmarks.common import machine_line
 from statecentric_jax import config as config_lib
-from statecentric_jax.problems import layout
 from statecentric_jax.experiments.pipeline import prepare_data
 from statecentric_jax.learning.train import train_model
+from statecentric_jax.problems import layout
 
-ALL = ["_".join(c) for c in itertools.product(layout.DOMAINS, config_lib.ENCODINGS, config_lib.MODEL_KINDS, config_lib.MODES)]
+ALL = [
+    "_".join(c)
+    for c in itertools.product(layout.DOMAINS, config_lib.ENCODINGS, config_lib.MODEL_KINDS, config_lib.MODES)
+]
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root (data/ or a paper-splits-like tree).")
 _CONFIGS = flags.DEFINE_list("configs", ALL, "Configurations <domain>_<encoding>_<model>_<mode> (default: all 32).")
-_STRATEGIES = flags.DEFINE_list("strategies", list(config_lib.MULTI_STRATEGIES), "XGBoost multi-output strategies to compare.")
+_STRATEGIES = flags.DEFINE_list(
+    "strategies", list(config_lib.MULTI_STRATEGIES), "XGBoost multi-output strategies to compare."
+)
 _WORKDIR = flags.DEFINE_string("workdir", "runs/bench/train_time", "Where the trained models go.")
 _N_JOBS = flags.DEFINE_integer("n_jobs", 0, "XGBoost CPU threads (0: all cores).")
 _EPOCHS = flags.DEFINE_integer("epochs", None, "Override the LSTM epochs (default: the config's 250).")
@@ -56,7 +61,9 @@ def main(argv):
     data = {name: prepare_data(config) for name, _, config in runs}  # cached; printed before the table
     print(machine_line())
     print(f"command: {' '.join(sys.argv)}")
-    print("| config | xgb strategy | D | train transitions | fit wall s | epochs/rounds run (best) | best val loss | size |")
+    print(
+        "| config | xgb strategy | D | train transitions | fit wall s | epochs/rounds run (best) | best val loss | size |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for name, label, config in runs:
         splits, encoder = data[name]

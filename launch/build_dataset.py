@@ -15,8 +15,12 @@ from statecentric_jax.cli import run_main
 from statecentric_jax.embedding.datasets import build_datasets
 from statecentric_jax.embedding.encoders import KINDS
 
-_PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "data/ or a tree like the paper's splits: <domain>/domain.pddl, <domain>/<split>/*.pddl.")
-_PLANS_DIR = flags.DEFINE_string("plans_dir", None, "--workdir of launch/generate_plans.py (<domain>/<split>/trajectories.jsonl).", required=True)
+_PDDL_ROOT = flags.DEFINE_string(
+    "pddl_root", "data", "data/ or a tree like the paper's splits: <domain>/domain.pddl, <domain>/<split>/*.pddl."
+)
+_PLANS_DIR = flags.DEFINE_string(
+    "plans_dir", None, "--workdir of launch/generate_plans.py (<domain>/<split>/trajectories.jsonl).", required=True
+)
 _DOMAINS = flags.DEFINE_list("domains", None, "Domains (default: all under --pddl_root).")
 _ENCODINGS = flags.DEFINE_list("encodings", list(KINDS), "Encodings: wl, fsf.")
 _SPLITS = flags.DEFINE_list("splits", None, "Splits to embed (default: all with trajectories).")

@@ -12,7 +12,9 @@ from absl import flags
 from statecentric_jax.cli import run_main
 from statecentric_jax.problems.plan_generation import generate_plans
 
-_PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "data/ or a tree like the paper's splits: <domain>/domain.pddl, <domain>/<split>/*.pddl.")
+_PDDL_ROOT = flags.DEFINE_string(
+    "pddl_root", "data", "data/ or a tree like the paper's splits: <domain>/domain.pddl, <domain>/<split>/*.pddl."
+)
 _WORKDIR = flags.DEFINE_string("workdir", "runs/plans", "Where plans, manifests and trajectories go.")
 _DOMAINS = flags.DEFINE_list("domains", None, "Domains to solve (default: all under --pddl_root).")
 _SPLITS = flags.DEFINE_list("splits", ["train", "validation"], "Splits to solve.")

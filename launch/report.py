@@ -9,15 +9,19 @@ always give identical files.
 
 from absl import flags
 
-from statecentric_jax.experiments import report
 from statecentric_jax.cli import run_main
+from statecentric_jax.experiments import report
 
 _SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "The sweep's run directories, one per configuration.")
 _OUT_DIR = flags.DEFINE_string("out_dir", None, "Where the report goes (default: <sweep_dir>/report).")
-_PAPER_CSV = flags.DEFINE_string("paper_csv", str(report.PAPER_CSV), "The paper's Table 1 (domain,split,system,variant,mean,std).")
+_PAPER_CSV = flags.DEFINE_string(
+    "paper_csv", str(report.PAPER_CSV), "The paper's Table 1 (domain,split,system,variant,mean,std)."
+)
 _FD_PLANS_DIR = flags.DEFINE_string(
-    "fd_plans_dir", None,
-    "More Fast Downward plans (generate_plans --workdir), <dir>/<domain>/<split>/trajectories.jsonl; splits not there come from each run's plans cache.")
+    "fd_plans_dir",
+    None,
+    "More Fast Downward plans (generate_plans --workdir), <dir>/<domain>/<split>/trajectories.jsonl; splits not there come from each run's plans cache.",
+)
 flags.mark_flags_as_required(["sweep_dir"])
 
 

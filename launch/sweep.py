@@ -8,11 +8,13 @@ finished configurations, seeds and splits. Wall time and peak memory: <sweep_dir
 
 from absl import flags
 
-from statecentric_jax.experiments import pipeline, sweep
 from statecentric_jax.cli import run_main
+from statecentric_jax.experiments import pipeline, sweep
 
 _SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "Where the runs go, one folder per configuration.")
-_CONFIGS = flags.DEFINE_list("configs", list(sweep.TABLE1_CONFIGS), "Config names in configs/, or paths to config files.")
+_CONFIGS = flags.DEFINE_list(
+    "configs", list(sweep.TABLE1_CONFIGS), "Config names in configs/, or paths to config files."
+)
 _PARALLEL = flags.DEFINE_integer("parallel", 1, "Configurations run at the same time.")
 _SEEDS = flags.DEFINE_list("seeds", [str(s) for s in pipeline.SEEDS], "Seeds to train and evaluate.")
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", None, "PDDL root for every run (default: each config's data.pddl_root).")
@@ -30,8 +32,10 @@ def main(argv):
         pddl_root=_PDDL_ROOT.value,
         cache_dir=_CACHE_DIR.value,
     )
-    print(f"{len(result.finished)} finished, {len(result.skipped)} already complete, {len(result.failed)} failed"
-          f" in {result.wall_seconds:.0f} s (peak child memory {result.peak_rss_mb_children:.0f} MiB)")
+    print(
+        f"{len(result.finished)} finished, {len(result.skipped)} already complete, {len(result.failed)} failed"
+        f" in {result.wall_seconds:.0f} s (peak child memory {result.peak_rss_mb_children:.0f} MiB)"
+    )
     for name, reason in sorted(result.failed.items()):
         print(f"FAILED {name}: {reason}")
     return 1 if result.failed else 0

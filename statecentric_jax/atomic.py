@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import pathlib
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 
 def replace_atomically(path: str | os.PathLike, write: Callable[[pathlib.Path], None]) -> None:

@@ -27,17 +27,17 @@ import json
 import os
 import pathlib
 import zipfile
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from absl import logging
 
-from statecentric_jax.problems import layout
 from statecentric_jax.atomic import replace_atomically
 from statecentric_jax.embedding.encoders import KINDS, Encoder, WLSettings, fit_encoder, load_encoder
 from statecentric_jax.errors import InputError
-from statecentric_jax.problems.plan_generation import read_trajectories
 from statecentric_jax.planning.tasks import Task, load_task
+from statecentric_jax.problems import layout
+from statecentric_jax.problems.plan_generation import read_trajectories
 
 ENCODER_FILE = "encoder.json"
 TRAJECTORIES_FILE = "trajectories.jsonl"
@@ -108,7 +108,9 @@ def _load_split_tasks(pddl_root, plans_dir, domain: str, split: str) -> Loaded:
             raise InputError(path, f"problem '{record['problem']}' is not in {split_dir}")
         task = load_task(domain_file, problem_file)
         if sorted(task.static) != sorted(record["static"]):
-            raise InputError(path, f"problem '{record['problem']}' differs from {problem_file} (static atoms): regenerate the plans")
+            raise InputError(
+                path, f"problem '{record['problem']}' differs from {problem_file} (static atoms): regenerate the plans"
+            )
         loaded.append((task, [frozenset(state) for state in record["states"]]))
     return loaded
 
@@ -133,7 +135,11 @@ def _fit(pddl_root, domain: str, encoding: str, wl_settings: WLSettings, tasks_o
     if encoding == "wl":
         return fit_encoder("wl", domain, tasks_of("train"), wl_settings)
     domain_file = layout.domain_file(pddl_root, domain)
-    tasks = [load_task(domain_file, f) for s in _root_splits(pddl_root, domain) for f in layout.problem_files(pddl_root, domain, s)]
+    tasks = [
+        load_task(domain_file, f)
+        for s in _root_splits(pddl_root, domain)
+        for f in layout.problem_files(pddl_root, domain, s)
+    ]
     return fit_encoder(encoding, domain, [(task, []) for task in tasks])
 
 
@@ -145,11 +151,20 @@ def _stored_key(out_dir: pathlib.Path, split: str) -> str | None:
         return None
 
 
-def _embed_split(encoder: Encoder, loaded, domain: str, encoding: str, split: str, key: str, out_dir: pathlib.Path) -> None:
+def _embed_split(
+    encoder: Encoder, loaded, domain: str, encoding: str, split: str, key: str, out_dir: pathlib.Path
+) -> None:
     pairs = [(task, state) for task, states in loaded for state in states]
     states, unseen = encoder.embed_with_unseen(pairs)
     goals = encoder.embed_goals([task for task, _ in loaded])
-    meta = {"format": _FORMAT, "domain": domain, "encoding": encoding, "split": split, "key": key, "unseen_fraction": unseen}
+    meta = {
+        "format": _FORMAT,
+        "domain": domain,
+        "encoding": encoding,
+        "split": split,
+        "key": key,
+        "unseen_fraction": unseen,
+    }
     arrays = {
         "states": states,
         "lengths": np.asarray([len(s) for _, s in loaded], np.int64),
@@ -165,7 +180,16 @@ def _embed_split(encoder: Encoder, loaded, domain: str, encoding: str, split: st
 
     replace_atomically(_split_path(out_dir, split), write)
     unseen_note = f", unseen WL colours {100 * unseen:.2f}%" if encoding == "wl" else ""
-    logging.info("%s/%s/%s: %d problems, %d states, D=%d%s", domain, encoding, split, len(loaded), len(pairs), encoder.dim, unseen_note)
+    logging.info(
+        "%s/%s/%s: %d problems, %d states, D=%d%s",
+        domain,
+        encoding,
+        split,
+        len(loaded),
+        len(pairs),
+        encoder.dim,
+        unseen_note,
+    )
 
 
 def _stored_encoder_key(out_dir: pathlib.Path) -> str | None:
@@ -204,7 +228,9 @@ def build_dataset(
     encoder = None
     tasks_of = functools.cache(lambda split: _load_split_tasks(pddl_root, plans_dir, domain, split))
     for split in splits:
-        key = _digest(encoder_key, _read(trajectories_path(plans_dir, domain, split)), _problems_digest(pddl_root, domain, split))
+        key = _digest(
+            encoder_key, _read(trajectories_path(plans_dir, domain, split)), _problems_digest(pddl_root, domain, split)
+        )
         if encoder_current and _stored_key(out_dir, split) == key:
             logging.info("%s/%s/%s: cached in %s", domain, encoding, split, out_dir)
             continue
@@ -267,11 +293,17 @@ def build_datasets(
     for domain in domains or layout.available_domains(pddl_root):
         domain_splits = list(splits or available_splits(plans_dir, domain))
         if not domain_splits:
-            raise InputError(pathlib.Path(plans_dir) / domain, "no trajectories here: run launch/generate_plans.py first")
+            raise InputError(
+                pathlib.Path(plans_dir) / domain, "no trajectories here: run launch/generate_plans.py first"
+            )
         for encoding in encodings:
-            built = build_dataset(pddl_root, plans_dir, domain, encoding, pathlib.Path(out_dir) / domain / encoding, domain_splits)
+            built = build_dataset(
+                pddl_root, plans_dir, domain, encoding, pathlib.Path(out_dir) / domain / encoding, domain_splits
+            )
             dim = load_dataset_encoder(pathlib.Path(out_dir) / domain / encoding).dim
             problems = ", ".join(f"{s} {len(b.problems)}" for s, b in built.items())
-            unseen = ", ".join(f"{s} {100 * b.unseen_fraction:.2f}%" for s, b in built.items()) if encoding == "wl" else "-"
+            unseen = (
+                ", ".join(f"{s} {100 * b.unseen_fraction:.2f}%" for s, b in built.items()) if encoding == "wl" else "-"
+            )
             lines.append(f"| {domain} | {encoding} | {dim} | {problems} | {unseen} |")
     return lines

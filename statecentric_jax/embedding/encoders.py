@@ -31,7 +31,8 @@ import os
 import pathlib
 import sys
 import tempfile
-from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from wlplan.data import DomainDataset, ProblemDataset
@@ -39,10 +40,10 @@ from wlplan.feature_generator import init_feature_generator, load_feature_genera
 from wlplan.planning import Atom, Domain, Predicate, Problem, State
 
 from statecentric_jax.atomic import replace_atomically
+from statecentric_jax.embedding.wl_fast import FastWL, TaskGraph, Vocabulary
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.tasks import Task, atom_arguments, atom_predicate
 from statecentric_jax.problems.domains import DOMAINS
-from statecentric_jax.embedding.wl_fast import FastWL, TaskGraph, Vocabulary
 
 KINDS = ("wl", "fsf")
 FSF_DOMAINS = DOMAINS  # FSF is hand-designed for exactly these
@@ -129,7 +130,13 @@ class Encoder:
         raise NotImplementedError
 
     def _metadata(self, **extra: Any) -> dict:
-        return {"format": _FORMAT, "kind": self.kind, "domain": self.domain, "predicates": [list(p) for p in self.predicates], **extra}
+        return {
+            "format": _FORMAT,
+            "kind": self.kind,
+            "domain": self.domain,
+            "predicates": [list(p) for p in self.predicates],
+            **extra,
+        }
 
     def _check_task(self, task: Task) -> None:
         if task.predicates != self.predicates:
@@ -145,7 +152,9 @@ def _common_predicates(tasks: Sequence[Task]) -> tuple[tuple[str, int], ...]:
         raise InputError(None, "no problems to fit an encoder on")
     for task in tasks[1:]:
         if task.predicates != tasks[0].predicates:
-            raise InputError(task.problem_file, f"domain '{task.domain_name}' differs from that of {tasks[0].problem_file}")
+            raise InputError(
+                task.problem_file, f"domain '{task.domain_name}' differs from that of {tasks[0].problem_file}"
+            )
     return tasks[0].predicates
 
 
@@ -203,13 +212,17 @@ class WLEncoder(Encoder):
         # that order, or fitted and reloaded encoders disagree (e.g. gripper's at / at-robby).
         wl_order = Domain(domain, list(self._wl_predicates.values()), [], [], []).predicates
         self._wl_domain = Domain(domain, list(wl_order), [], [], [])
-        self._features = features if features is not None else init_feature_generator(
-            "wl",
-            self._wl_domain,
-            graph_representation="ilg",
-            iterations=settings.iterations,
-            pruning="none",
-            multiset_hash=settings.multiset_hash,
+        self._features = (
+            features
+            if features is not None
+            else init_feature_generator(
+                "wl",
+                self._wl_domain,
+                graph_representation="ilg",
+                iterations=settings.iterations,
+                pruning="none",
+                multiset_hash=settings.multiset_hash,
+            )
         )
         self._tasks = _TaskCache(self._prepare)
         self._fast: FastWL | None = None  # built on first use: the vocabulary is final once fitted
@@ -241,7 +254,9 @@ class WLEncoder(Encoder):
         parsed = prepared.atoms
         for text in atoms - parsed.keys():
             parsed[text] = _wlplan_atom(text, self._wl_predicates)
-        return State(prepared.static + [parsed[text] for text in sorted(atoms)])  # sorted: vocabulary order is reproducible
+        return State(
+            prepared.static + [parsed[text] for text in sorted(atoms)]
+        )  # sorted: vocabulary order is reproducible
 
     def _dataset(self, pairs: Sequence[Pair]) -> tuple[DomainDataset, np.ndarray]:
         """One wlplan dataset for all pairs, grouped by task, and the pair index of each of its rows."""
@@ -452,7 +467,9 @@ class FSFEncoder(Encoder):
 _CLASSES = {"wl": WLEncoder, "fsf": FSFEncoder}
 
 
-def fit_encoder(kind: str, domain: str, tasks_and_trajectories: TasksAndTrajectories, wl_settings: WLSettings | None = None) -> Encoder:
+def fit_encoder(
+    kind: str, domain: str, tasks_and_trajectories: TasksAndTrajectories, wl_settings: WLSettings | None = None
+) -> Encoder:
     """Fit a `kind` encoder for `domain` (canonical name, e.g. "blocks").
 
     WL collects its vocabulary from the given states (pass the training split);

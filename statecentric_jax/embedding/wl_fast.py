@@ -211,7 +211,7 @@ def _derive(graph: TaskGraph, parent: _Record, changes: list[tuple[int, int]]) -
                 new = lookup.get((0, previous[atom_args[0]], 1, own), UNSEEN)
             elif atom_args:
                 key = tuple(x for label, obj in enumerate(atom_args) for x in (label, previous[obj], 1))
-                new = lookup.get(key + (own,), UNSEEN)
+                new = lookup.get((*key, own), UNSEEN)
             else:  # an object (or a nullary atom, which has no neighbours): its atoms' colours
                 counts: dict[tuple[int, int], int] = {}
                 for label, atom in incident[v]:

@@ -19,20 +19,30 @@ import shutil
 import subprocess
 import tempfile
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from absl import logging
 from tqdm import tqdm
 
-from statecentric_jax.problems import layout
 from statecentric_jax.atomic import write_text
-from statecentric_jax.search.decoding import DecodeConfig, DecodeResult, DecodeStats, decode
 from statecentric_jax.errors import InputError
+from statecentric_jax.learning.train import load_model
 from statecentric_jax.planning.plans import PlanError, format_plan, simulate
 from statecentric_jax.planning.tasks import Task, load_task
-from statecentric_jax.learning.train import load_model
+from statecentric_jax.problems import layout
+from statecentric_jax.search.decoding import DecodeConfig, DecodeResult, DecodeStats, decode
 
-RESULT_FIELDS = ("problem_file", "problem", "num_objects", "solved", "plan_length", "steps", "seconds", "outcome", "plan")
+RESULT_FIELDS = (
+    "problem_file",
+    "problem",
+    "num_objects",
+    "solved",
+    "plan_length",
+    "steps",
+    "seconds",
+    "outcome",
+    "plan",
+)
 
 
 def decode_config(config, **overrides) -> DecodeConfig:
@@ -71,7 +81,9 @@ def _val_check(val_binary: str, task: Task, plan: Sequence[str]) -> str | None:
     with tempfile.NamedTemporaryFile("w", suffix=".plan") as plan_file:
         plan_file.write(format_plan(plan))
         plan_file.flush()
-        proc = subprocess.run([val_binary, task.domain_file, task.problem_file, plan_file.name], capture_output=True, text=True)
+        proc = subprocess.run(
+            [val_binary, task.domain_file, task.problem_file, plan_file.name], capture_output=True, text=True
+        )
     return None if proc.returncode == 0 and "Plan valid" in proc.stdout else "VAL rejected the plan"
 
 
@@ -127,15 +139,25 @@ def evaluate(
         except InputError as e:  # a broken problem is a failed instance, not a crashed run
             logging.error("%s", e)
             records[str(problem_file)] = {
-                "problem_file": str(problem_file), "problem": problem_file.stem, "num_objects": 0, "solved": False,
-                "plan_length": 0, "steps": 0, "seconds": 0.0, "outcome": f"cannot load: {e.reason}", "plan": [],
+                "problem_file": str(problem_file),
+                "problem": problem_file.stem,
+                "num_objects": 0,
+                "solved": False,
+                "plan_length": 0,
+                "steps": 0,
+                "seconds": 0.0,
+                "outcome": f"cannot load: {e.reason}",
+                "plan": [],
             }
     logging.info("%s: %d problems, %d already evaluated", split, len(problem_files), len(finished))
 
     stats = DecodeStats()
     by_file = {task.problem_file: task for task in tasks}
     started = time.perf_counter()
-    with open(progress_file, "a", encoding="utf-8") as log, tqdm(total=len(tasks), desc=f"decode {split}", unit="problem") as bar:
+    with (
+        open(progress_file, "a", encoding="utf-8") as log,
+        tqdm(total=len(tasks), desc=f"decode {split}", unit="problem") as bar,
+    ):
 
         def on_result(result: DecodeResult) -> None:
             task = by_file[result.problem_file]
@@ -176,7 +198,11 @@ def evaluate(
 
 
 def plan_problem(
-    workdir: str | os.PathLike, domain_file: str, problem_file: str, out: str | os.PathLike, beam_width: int | None = None
+    workdir: str | os.PathLike,
+    domain_file: str,
+    problem_file: str,
+    out: str | os.PathLike,
+    beam_width: int | None = None,
 ) -> DecodeResult:
     """Decode one problem with a trained run and write an IPC plan file if solved."""
     loaded = load_model(workdir)
@@ -184,6 +210,8 @@ def plan_problem(
     settings = decode_config(loaded.config, beam_width=beam_width)
     result = check_plan(task, decode([task], loaded.model, loaded.encoder, settings)[0], settings)
     if not result.solved:
-        raise InputError(problem_file, f"not solved: {result.outcome} after {result.steps} steps (horizon {settings.horizon(task)})")
+        raise InputError(
+            problem_file, f"not solved: {result.outcome} after {result.steps} steps (horizon {settings.horizon(task)})"
+        )
     write_text(pathlib.Path(out), format_plan(result.plan))
     return result

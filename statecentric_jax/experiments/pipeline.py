@@ -19,17 +19,17 @@ import json
 import os
 import pathlib
 import shutil
-from typing import Sequence
+from collections.abc import Sequence
 
 from absl import logging
 
 from statecentric_jax import config as config_lib
+from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding import datasets
+from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import evaluation
 from statecentric_jax.learning import train
 from statecentric_jax.problems import plan_generation
-from statecentric_jax.atomic import write_text
-from statecentric_jax.errors import InputError
 
 TRAINING_SPLITS = ("train", "validation")
 EVALUATION_SPLITS = ("validation", "test-interpolation", "test-extrapolation")
@@ -54,11 +54,17 @@ def prepare_data(config) -> tuple[dict[str, datasets.EmbeddedSplit], object]:
     config_lib.check(config)  # fail before any work on a misspelt config
     plans_dir, dataset_dir = cache_dirs(config)
     summary = plan_generation.generate_plans(
-        config.data.pddl_root, plans_dir, domains=[config.data.domain], splits=TRAINING_SPLITS, jobs=config.data.jobs or None
+        config.data.pddl_root,
+        plans_dir,
+        domains=[config.data.domain],
+        splits=TRAINING_SPLITS,
+        jobs=config.data.jobs or None,
     )
     logging.info("plans: %s", summary.report().splitlines()[-1])
     if summary.failures:
-        raise InputError(plans_dir, f"{len(summary.failures)} training problem(s) without a plan: {summary.failures[0]}")
+        raise InputError(
+            plans_dir, f"{len(summary.failures)} training problem(s) without a plan: {summary.failures[0]}"
+        )
     splits = datasets.build_dataset(
         config.data.pddl_root, plans_dir, config.data.domain, config.data.encoding, dataset_dir, TRAINING_SPLITS
     )
@@ -107,5 +113,9 @@ def format_rates(rates: dict[str, dict[str, float]]) -> str:
     lines = ["| split | " + " | ".join(f"seed {s}" for s in seeds) + " | mean |", "|---" * (len(seeds) + 2) + "|"]
     for split, per_seed in rates.items():
         values = [per_seed[s] for s in seeds if s in per_seed]
-        lines.append(f"| {split} | " + " | ".join(f"{per_seed.get(s, float('nan')):.2f}" for s in seeds) + f" | {sum(values) / len(values):.2f} |")
+        lines.append(
+            f"| {split} | "
+            + " | ".join(f"{per_seed.get(s, float('nan')):.2f}" for s in seeds)
+            + f" | {sum(values) / len(values):.2f} |"
+        )
     return "\n".join(lines)

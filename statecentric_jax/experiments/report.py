@@ -23,18 +23,18 @@ import io
 import json
 import os
 import pathlib
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
-import numpy as np
 import matplotlib.lines
 import matplotlib.patches
+import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
-from statecentric_jax.experiments import pipeline
-from statecentric_jax.learning import train
 from statecentric_jax.atomic import replace_atomically, write_text
 from statecentric_jax.errors import InputError
+from statecentric_jax.experiments import pipeline
+from statecentric_jax.learning import train
 from statecentric_jax.problems.domains import PAPER_ORDER
 from statecentric_jax.problems.plan_generation import read_trajectories
 
@@ -61,7 +61,9 @@ class Column:
         return f"{self.system} {self.variant}"
 
 
-COLUMNS = tuple(Column(f"{enc}-{kind}", mode) for enc in ("WL", "FSF") for kind in ("LSTM", "XGB") for mode in ("state", "delta"))
+COLUMNS = tuple(
+    Column(f"{enc}-{kind}", mode) for enc in ("WL", "FSF") for kind in ("LSTM", "XGB") for mode in ("state", "delta")
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,7 +90,7 @@ class Stat:
     n: int
 
     @classmethod
-    def of(cls, values: Sequence[float]) -> "Stat":
+    def of(cls, values: Sequence[float]) -> Stat:
         return cls(float(np.mean(values)), float(np.std(values)), len(values))
 
     def text(self) -> str:
@@ -122,18 +124,38 @@ def collect(sweep_dir: str | os.PathLike) -> list[Evaluation]:
                 rate = float(summary["success_rate"])
             except (KeyError, TypeError, ValueError):
                 raise InputError(summary_file, "no success_rate") from None
-            if not isinstance(records, list) or not all(isinstance(r, dict) and set(RECORD_KEYS) <= set(r) for r in records):
-                raise InputError(summary_file.parent / "results.json", f"expected a list of records with {', '.join(RECORD_KEYS)}")
+            if not isinstance(records, list) or not all(
+                isinstance(r, dict) and set(RECORD_KEYS) <= set(r) for r in records
+            ):
+                raise InputError(
+                    summary_file.parent / "results.json", f"expected a list of records with {', '.join(RECORD_KEYS)}"
+                )
             evaluation = Evaluation(
-                config.data.domain, column, int(config.seed), split, seed_dir.parent.name, rate, records, config.data.pddl_root, plans_dir
+                config.data.domain,
+                column,
+                int(config.seed),
+                split,
+                seed_dir.parent.name,
+                rate,
+                records,
+                config.data.pddl_root,
+                plans_dir,
             )
             key = (evaluation.domain, column, evaluation.seed, split)
             if key in found:
-                raise InputError(seed_dir, f"{column.label} {split} seed {evaluation.seed} of {evaluation.domain} is also in run '{found[key].run}'")
+                raise InputError(
+                    seed_dir,
+                    f"{column.label} {split} seed {evaluation.seed} of {evaluation.domain} is also in run '{found[key].run}'",
+                )
             found[key] = evaluation
     if not found:
         raise InputError(sweep_dir, "no finished evaluations (<run>/seed<N>/eval/<split>/summary.json)")
-    return [found[k] for k in sorted(found, key=lambda k: (_order(PAPER_ORDER, k[0]), _order(COLUMNS, k[1]), k[2], _order(SPLITS, k[3])))]
+    return [
+        found[k]
+        for k in sorted(
+            found, key=lambda k: (_order(PAPER_ORDER, k[0]), _order(COLUMNS, k[1]), k[2], _order(SPLITS, k[3]))
+        )
+    ]
 
 
 def _order(known: Sequence, item) -> tuple:
@@ -144,15 +166,21 @@ def _order(known: Sequence, item) -> tuple:
 def read_paper(path: str | os.PathLike) -> dict[tuple[str, str, Column], Stat]:
     """The paper's Table 1 (domain,split,system,variant,mean,std; '#' lines are comments)."""
     try:
-        lines = [line for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+        lines = [
+            line for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines() if not line.startswith("#")
+        ]
     except OSError as e:
         raise InputError(path, f"cannot read the paper's table ({e.strerror or e})") from None
     paper = {}
     for lineno, row in enumerate(csv.DictReader(lines), 2):
         try:
-            paper[(row["domain"], row["split"], Column(row["system"], row["variant"]))] = Stat(float(row["mean"]), float(row["std"]), 0)
+            paper[(row["domain"], row["split"], Column(row["system"], row["variant"]))] = Stat(
+                float(row["mean"]), float(row["std"]), 0
+            )
         except (KeyError, TypeError, ValueError):
-            raise InputError(path, f"row {lineno}: expected columns domain,split,system,variant,mean,std with numbers") from None
+            raise InputError(
+                path, f"row {lineno}: expected columns domain,split,system,variant,mean,std with numbers"
+            ) from None
     return paper
 
 
@@ -189,7 +217,9 @@ def _csv(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def _grid(
-    evaluations: Sequence[Evaluation], cell: Callable[[str, str, Column, list[Evaluation]], tuple[str, list[str]]], fields: Sequence[str]
+    evaluations: Sequence[Evaluation],
+    cell: Callable[[str, str, Column, list[Evaluation]], tuple[str, list[str]]],
+    fields: Sequence[str],
 ) -> tuple[list[list[str]], list[list[str]], list[str], list[str]]:
     """Table-1-shaped markdown and CSV rows: `cell` gives each cell's markdown text and CSV values."""
     groups, columns = _group(evaluations), _columns(evaluations)
@@ -235,7 +265,9 @@ def success_table(evaluations: Sequence[Evaluation], paper: dict[tuple[str, str,
         delta = [_delta(ours, theirs), str(int(_differs(ours, theirs)))] if theirs else ["", ""]
         return text, [f"{ours.mean:.4f}", f"{ours.std:.4f}", str(ours.n), *paper_values, *delta]
 
-    md_rows, csv_rows, md_header, csv_header = _grid(evaluations, cell, ("mean", "std", "seeds", "paper mean", "paper std", "delta", "differs"))
+    md_rows, csv_rows, md_header, csv_header = _grid(
+        evaluations, cell, ("mean", "std", "seeds", "paper mean", "paper std", "delta", "differs")
+    )
     roots = ", ".join(sorted({os.path.basename(os.path.normpath(e.pddl_root)) for e in evaluations}))
     legend = (
         f"\nSuccess rate on {roots}, mean±std over {full} seed{'s' if full > 1 else ''} ([n=k]: only k seeds finished); in parentheses the paper's"
@@ -253,7 +285,9 @@ def _stem(problem_file: str) -> str:
 def _fd_lengths(path: pathlib.Path, cache: dict) -> dict[str, int] | None:
     """Fast Downward plan length per problem file (by stem) of a split, or None where no plans were generated."""
     if path not in cache:
-        cache[path] = {_stem(t["problem_file"]): len(t["plan"]) for t in read_trajectories(path)} if path.is_file() else None
+        cache[path] = (
+            {_stem(t["problem_file"]): len(t["plan"]) for t in read_trajectories(path)} if path.is_file() else None
+        )
     return cache[path]
 
 
@@ -272,8 +306,11 @@ def plan_quality(evaluations: Sequence[Evaluation], fd_plans_dir: str | os.PathL
             files = [base / domain / split / "trajectories.jsonl" for base in bases]
             fd = _fd_lengths(next((f for f in files if f.is_file()), files[-1]), cache)
             with_fd |= fd is not None
-            ratios += [r["plan_length"] / fd[_stem(r["problem_file"])] for r in e.records
-                       if fd and r["solved"] and fd.get(_stem(r["problem_file"]))]
+            ratios += [
+                r["plan_length"] / fd[_stem(r["problem_file"])]
+                for r in e.records
+                if fd and r["solved"] and fd.get(_stem(r["problem_file"]))
+            ]
         if not ratios:
             return ("n/a" if group else "—"), ["n/a" if group else "", "0", str(int(with_fd))]
         ratio = sum(ratios) / len(ratios)
@@ -297,7 +334,9 @@ def failure_table(evaluations: Sequence[Evaluation]) -> tuple[str, str]:
         if not group:
             return "—", [""] * (len(FAILURES) + 3)
         records = [r for e in group for r in e.records]
-        reasons = collections.Counter(r.get("outcome") if r.get("outcome") in FAILURES else "other" for r in records if not r["solved"])
+        reasons = collections.Counter(
+            r.get("outcome") if r.get("outcome") in FAILURES else "other" for r in records if not r["solved"]
+        )
         counts = [reasons[reason] for reason in (*FAILURES, "other")]
         named = [f"{reason} {n}" for reason, n in zip((*FAILURES, "other"), counts) if n]
         text = f"{sum(counts)}/{len(records)}" + (": " + ", ".join(named) if named else "")
@@ -347,15 +386,29 @@ def plot_success_by_split(evaluations: Sequence[Evaluation], paper: dict, path: 
                 if (domain, split, column) in paper:
                     paper_xs.append(x)
                     paper_ys.append(paper[(domain, split, column)].mean)
-            ax.bar(xs, [s.mean for s in stats], width, yerr=[s.std for s in stats], color=colors[column],
-                   error_kw={"elinewidth": 0.8, "ecolor": "dimgray"})
-            ax.hlines(paper_ys, [x - width / 2 for x in paper_xs], [x + width / 2 for x in paper_xs], color="crimson", linewidth=2)
+            ax.bar(
+                xs,
+                [s.mean for s in stats],
+                width,
+                yerr=[s.std for s in stats],
+                color=colors[column],
+                error_kw={"elinewidth": 0.8, "ecolor": "dimgray"},
+            )
+            ax.hlines(
+                paper_ys,
+                [x - width / 2 for x in paper_xs],
+                [x + width / 2 for x in paper_xs],
+                color="crimson",
+                linewidth=2,
+            )
         ax.set_xticks(range(len(splits)), [SPLIT_TITLES.get(s, s) for s in splits])
         ax.set_ylim(0, 1.05)
         ax.set_title(DOMAIN_TITLES.get(domain, domain))
         ax.set_ylabel("success rate")
     handles = [matplotlib.patches.Patch(color=colors[c], label=c.label) for c in columns]
-    handles.append(matplotlib.lines.Line2D([], [], linestyle="none", marker="_", markeredgewidth=2, color="crimson", label="paper"))
+    handles.append(
+        matplotlib.lines.Line2D([], [], linestyle="none", marker="_", markeredgewidth=2, color="crimson", label="paper")
+    )
     _legend(axes[-1], handles)
     _save(figure, path)
 
@@ -366,7 +419,9 @@ def _legend(ax, handles: list) -> None:
         ax.legend(handles=handles, fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
-def plot_success_vs_size(evaluations: Sequence[Evaluation], path: pathlib.Path, split: str = "test-extrapolation") -> None:
+def plot_success_vs_size(
+    evaluations: Sequence[Evaluation], path: pathlib.Path, split: str = "test-extrapolation"
+) -> None:
     """Success rate (over seeds and problems) vs number of objects on `split`, one line per configuration."""
     chosen = [e for e in evaluations if e.split == split]
     domains = sorted({e.domain for e in evaluations}, key=lambda d: _order(PAPER_ORDER, d))
@@ -382,13 +437,21 @@ def plot_success_vs_size(evaluations: Sequence[Evaluation], path: pathlib.Path, 
                         solved.setdefault(int(record["num_objects"]), []).append(bool(record["solved"]))
             if solved:
                 sizes = sorted(solved)
-                ax.plot(sizes, [sum(solved[n]) / len(solved[n]) for n in sizes], marker="o", markersize=3,
-                        color=colors[column])
+                ax.plot(
+                    sizes,
+                    [sum(solved[n]) / len(solved[n]) for n in sizes],
+                    marker="o",
+                    markersize=3,
+                    color=colors[column],
+                )
         ax.set_ylim(-0.03, 1.03)
         ax.set_title(f"{DOMAIN_TITLES.get(domain, domain)} ({SPLIT_TITLES.get(split, split)})")
         ax.set_xlabel("objects")
         ax.set_ylabel("success rate")
-    _legend(axes[-1], [matplotlib.lines.Line2D([], [], marker="o", markersize=3, color=colors[c], label=c.label) for c in columns])
+    _legend(
+        axes[-1],
+        [matplotlib.lines.Line2D([], [], marker="o", markersize=3, color=colors[c], label=c.label) for c in columns],
+    )
     _save(figure, path)
 
 
@@ -403,8 +466,11 @@ def write_report(
     paper = read_paper(paper_csv)
     out = pathlib.Path(out_dir) if out_dir is not None else pathlib.Path(sweep_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
-    tables = {"table1": success_table(evaluations, paper), "plan_quality": plan_quality(evaluations, fd_plans_dir),
-              "failures": failure_table(evaluations)}
+    tables = {
+        "table1": success_table(evaluations, paper),
+        "plan_quality": plan_quality(evaluations, fd_plans_dir),
+        "failures": failure_table(evaluations),
+    }
     files = {f"{name}.{ext}": out / f"{name}.{ext}" for name in tables for ext in ("md", "csv")}
     files.update({name: out / name for name in ("success_by_split.png", "success_vs_size.png")})
     for name, (md, table) in tables.items():

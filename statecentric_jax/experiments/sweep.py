@@ -21,17 +21,17 @@ import resource
 import subprocess
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from absl import logging
 from tqdm import tqdm
 
 from statecentric_jax import config as config_lib
-from statecentric_jax.experiments import pipeline
-from statecentric_jax.problems import layout
 from statecentric_jax.atomic import write_text
 from statecentric_jax.errors import InputError
+from statecentric_jax.experiments import pipeline
 from statecentric_jax.learning.transitions import MODES
+from statecentric_jax.problems import layout
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 RUNNER = REPO / "launch" / "run_experiment.py"
@@ -57,7 +57,10 @@ class Job:
 
     def command(self, run_dir: pathlib.Path, seeds: Sequence[int]) -> list[str]:
         return [
-            sys.executable, str(RUNNER), f"--config={self.path}", f"--workdir={run_dir}",
+            sys.executable,
+            str(RUNNER),
+            f"--config={self.path}",
+            f"--workdir={run_dir}",
             f"--seeds={','.join(str(s) for s in seeds)}",
             f"--config.data.pddl_root={self.config.data.pddl_root}",
             f"--config.data.cache_dir={self.config.data.cache_dir}",
@@ -114,7 +117,9 @@ def count_summaries(sweep_dir: pathlib.Path, names: Sequence[str], seeds: Sequen
     """Finished evaluations (seed x split `summary.json` files) of the given configurations."""
     return sum(
         (sweep_dir / name / f"seed{seed}" / "eval" / split / "summary.json").is_file()
-        for name in names for seed in seeds for split in pipeline.EVALUATION_SPLITS
+        for name in names
+        for seed in seeds
+        for split in pipeline.EVALUATION_SPLITS
     )
 
 
@@ -163,7 +168,9 @@ def run_sweep(
     paths = [config_path(name) for name in configs]
     names = [path.stem for path in paths]
     if len(set(names)) != len(names):
-        raise InputError(None, f"configurations with the same name: {', '.join(sorted(n for n in set(names) if names.count(n) > 1))}")
+        raise InputError(
+            None, f"configurations with the same name: {', '.join(sorted(n for n in set(names) if names.count(n) > 1))}"
+        )
     jobs = [Job(path.stem, path, load_config(path, pddl_root, cache_dir)) for path in paths]
     sweep_dir.mkdir(parents=True, exist_ok=True)
     started, result = time.perf_counter(), SweepResult()
@@ -190,7 +197,9 @@ def run_sweep(
                 running[pool.submit(run_command, job.command(run_dir, seeds), run_dir / LOG_FILE)] = job
             pending = set(running)
             while pending:
-                done, pending = concurrent.futures.wait(pending, timeout=REFRESH_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED)
+                done, pending = concurrent.futures.wait(
+                    pending, timeout=REFRESH_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED
+                )
                 bar.set_postfix_str(status(), refresh=False)
                 for future in sorted(done, key=lambda f: running[f].name):
                     job = running[future]
@@ -208,25 +217,34 @@ def run_sweep(
     return result
 
 
-def _record(sweep_dir: pathlib.Path, result: SweepResult, names: Sequence[str], seeds: Sequence[int], parallel: int) -> None:
+def _record(
+    sweep_dir: pathlib.Path, result: SweepResult, names: Sequence[str], seeds: Sequence[int], parallel: int
+) -> None:
     """Append this invocation to sweep.json (a resumed sweep keeps the times of earlier invocations)."""
     path = sweep_dir / SWEEP_FILE
     try:
         invocations = json.loads(path.read_text(encoding="utf-8"))["invocations"]
     except (OSError, ValueError, KeyError, TypeError):
         invocations = []
-    invocations.append({
-        "configs": list(names),
-        "seeds": list(seeds),
-        "parallel": parallel,
-        "wall_seconds": round(result.wall_seconds, 3),
-        "peak_rss_mb_children": round(result.peak_rss_mb_children, 1),
-        "peak_rss_mb_self": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "finished": result.finished,
-        "skipped": result.skipped,
-        "failed": result.failed,
-    })
+    invocations.append(
+        {
+            "configs": list(names),
+            "seeds": list(seeds),
+            "parallel": parallel,
+            "wall_seconds": round(result.wall_seconds, 3),
+            "peak_rss_mb_children": round(result.peak_rss_mb_children, 1),
+            "peak_rss_mb_self": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "finished": result.finished,
+            "skipped": result.skipped,
+            "failed": result.failed,
+        }
+    )
     total = sum(i["wall_seconds"] for i in invocations)
     write_text(path, json.dumps({"total_wall_seconds": round(total, 3), "invocations": invocations}, indent=1) + "\n")
-    logging.info("sweep: %d finished, %d already complete, %d failed in %.0f s",
-                 len(result.finished), len(result.skipped), len(result.failed), result.wall_seconds)
+    logging.info(
+        "sweep: %d finished, %d already complete, %d failed in %.0f s",
+        len(result.finished),
+        len(result.skipped),
+        len(result.failed),
+        result.wall_seconds,
+    )

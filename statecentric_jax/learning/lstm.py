@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import flax.linen as nn
 import jax
@@ -176,11 +177,15 @@ def load(directory: str | os.PathLike, dim: int, mode: str, settings: ml_collect
     try:
         params = ocp.StandardCheckpointer().restore(directory, abstract)
     except Exception as e:  # orbax/tensorstore raise many types for unreadable or mismatched data
-        raise InputError(directory, f"corrupt LSTM checkpoint or not one of this model ({type(e).__name__}: {e})") from None
+        raise InputError(
+            directory, f"corrupt LSTM checkpoint or not one of this model ({type(e).__name__}: {e})"
+        ) from None
     return LSTMModel(params, dim, settings.hidden, settings.layers, mode)
 
 
-def fit(train: EmbeddedSplit, validation: EmbeddedSplit, mode: str, settings: ml_collections.ConfigDict, seed: int) -> tuple[LSTMModel, list[dict]]:
+def fit(
+    train: EmbeddedSplit, validation: EmbeddedSplit, mode: str, settings: ml_collections.ConfigDict, seed: int
+) -> tuple[LSTMModel, list[dict]]:
     """Adam on the masked loss; returns the parameters of the epoch with the lowest validation loss."""
     train_pairs = sequences(train.trajectories, train.goals, mode)
     val_pairs = sequences(validation.trajectories, validation.goals, mode)

@@ -21,11 +21,11 @@ import ml_collections
 from absl import logging
 
 from statecentric_jax import config as config_lib
-from statecentric_jax.learning import lstm, xgb
-from statecentric_jax.embedding.datasets import EmbeddedSplit
 from statecentric_jax.atomic import write_text
+from statecentric_jax.embedding.datasets import EmbeddedSplit
 from statecentric_jax.embedding.encoders import Encoder, load_encoder
 from statecentric_jax.errors import InputError
+from statecentric_jax.learning import lstm, xgb
 from statecentric_jax.learning.transitions import TransitionModel
 
 CONFIG_FILE = "config.json"
@@ -34,7 +34,10 @@ ENCODER_FILE = "encoder.json"
 METRICS_FILE = "metrics.jsonl"
 SIZE_FILE = "model_size.json"
 
-_KINDS = {"lstm": lstm, "xgb": xgb}  # each: fit(train, validation, mode, settings, seed), load(dir, dim, mode, settings)
+_KINDS = {
+    "lstm": lstm,
+    "xgb": xgb,
+}  # each: fit(train, validation, mode, settings, seed), load(dir, dim, mode, settings)
 
 
 @dataclasses.dataclass
@@ -56,16 +59,26 @@ class LoadedModel:
     config: ml_collections.ConfigDict
 
 
-def _check_data(config: ml_collections.ConfigDict, train: EmbeddedSplit, validation: EmbeddedSplit, encoder: Encoder) -> None:
+def _check_data(
+    config: ml_collections.ConfigDict, train: EmbeddedSplit, validation: EmbeddedSplit, encoder: Encoder
+) -> None:
     for split in (train, validation):
         if split.domain != config.data.domain or split.encoding != config.data.encoding:
-            raise InputError(None, f"{split.split} data is {split.domain}/{split.encoding}, config wants {config.data.domain}/{config.data.encoding}")
+            raise InputError(
+                None,
+                f"{split.split} data is {split.domain}/{split.encoding}, config wants {config.data.domain}/{config.data.encoding}",
+            )
         if not any(len(t) > 1 for t in split.trajectories):
             raise InputError(None, f"{split.split} split of {split.domain} has no transition to learn from")
         if split.goals.shape[1] != encoder.dim:
-            raise InputError(None, f"{split.split} embeddings have dimension {split.goals.shape[1]}, the encoder {encoder.dim}")
+            raise InputError(
+                None, f"{split.split} embeddings have dimension {split.goals.shape[1]}, the encoder {encoder.dim}"
+            )
     if encoder.domain != config.data.domain or encoder.kind != config.data.encoding:
-        raise InputError(None, f"encoder is {encoder.domain}/{encoder.kind}, config wants {config.data.domain}/{config.data.encoding}")
+        raise InputError(
+            None,
+            f"encoder is {encoder.domain}/{encoder.kind}, config wants {config.data.domain}/{config.data.encoding}",
+        )
 
 
 def train_model(
@@ -95,8 +108,16 @@ def train_model(
 
     best = min(history, key=lambda row: row["validation_loss"])
     result = TrainResult(str(workdir), kind, mode, len(history), best["step"], best["validation_loss"], size, seconds)
-    logging.info("trained %s %s in %.1f s: best validation loss %.5g at step %d of %d, size %s",
-                 kind, mode, seconds, result.best_validation_loss, result.best_step, result.steps, size)
+    logging.info(
+        "trained %s %s in %.1f s: best validation loss %.5g at step %d of %d, size %s",
+        kind,
+        mode,
+        seconds,
+        result.best_validation_loss,
+        result.best_step,
+        result.steps,
+        size,
+    )
     return result
 
 
@@ -104,7 +125,9 @@ def read_config(workdir: str | os.PathLike) -> ml_collections.ConfigDict:
     """The resolved config of a finished training run."""
     path = pathlib.Path(workdir) / CONFIG_FILE
     if not path.is_file():
-        raise InputError(workdir, f"not a trained model: no {CONFIG_FILE} (wrong directory, or training did not finish)")
+        raise InputError(
+            workdir, f"not a trained model: no {CONFIG_FILE} (wrong directory, or training did not finish)"
+        )
     try:
         config = ml_collections.ConfigDict(json.loads(path.read_text(encoding="utf-8")))
         config_lib.check(config)

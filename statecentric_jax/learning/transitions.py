@@ -7,7 +7,8 @@ so that every model hands the decoder a target in state space.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 

@@ -98,7 +98,9 @@ class _Progress(xgboost.callback.TrainingCallback):
         return False
 
 
-def fit(train: EmbeddedSplit, validation: EmbeddedSplit, mode: str, settings: ml_collections.ConfigDict, seed: int) -> tuple[XGBModel, list[dict]]:
+def fit(
+    train: EmbeddedSplit, validation: EmbeddedSplit, mode: str, settings: ml_collections.ConfigDict, seed: int
+) -> tuple[XGBModel, list[dict]]:
     """Squared error, hist trees; per-round losses are MSE (XGBoost's RMSE squared)."""
     x_train, y_train = rows(train, mode)
     x_val, y_val = rows(validation, mode)

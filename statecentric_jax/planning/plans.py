@@ -8,7 +8,7 @@ step fails and why.
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.tasks import Task, normalize_action
@@ -51,7 +51,9 @@ def write_plan(path: str | os.PathLike, actions: Sequence[str]) -> None:
         f.write(format_plan(actions))
 
 
-def simulate(task: Task, actions: Sequence[str], source: str | None = None, require_goal: bool = True) -> list[frozenset[str]]:
+def simulate(
+    task: Task, actions: Sequence[str], source: str | None = None, require_goal: bool = True
+) -> list[frozenset[str]]:
     """Replay `actions` from the initial state and return s_0..s_T (fluent atoms).
 
     Raises PlanError naming the step (1-based), the action and the failing
@@ -63,7 +65,11 @@ def simulate(task: Task, actions: Sequence[str], source: str | None = None, requ
     for step, action in enumerate(actions, 1):
         op = task.operator(action)
         if op is None:
-            raise PlanError(source, f"step {step}: {action} is not a ground action of {task.problem_file} (unknown action or object, or a static precondition is false)", step)
+            raise PlanError(
+                source,
+                f"step {step}: {action} is not a ground action of {task.problem_file} (unknown action or object, or a static precondition is false)",
+                step,
+            )
         missing = op.pre - state
         if missing:
             raise PlanError(

@@ -230,10 +230,14 @@ def _check_atom(path: str, atom: list, predicates: dict[str, int], names: set[st
         raise InputError(path, f"predicate '{name}' takes {predicates[name]} arguments, got {len(args)} in {where}")
     for arg in args:
         if arg not in names:
-            raise InputError(path, f"unknown {'parameter' if arg.startswith('?') else 'object'} '{arg}' in {_show(atom)} ({where})")
+            raise InputError(
+                path, f"unknown {'parameter' if arg.startswith('?') else 'object'} '{arg}' in {_show(atom)} ({where})"
+            )
 
 
-def _check_problem(path: str, define: list, domain_name: str, predicates: dict[str, int], constants: list[str]) -> list[str]:
+def _check_problem(
+    path: str, define: list, domain_name: str, predicates: dict[str, int], constants: list[str]
+) -> list[str]:
     if len(define) < 2 or not isinstance(define[1], list) or define[1][:1] != ["problem"]:
         raise InputError(path, "malformed PDDL: a problem file starts with (define (problem NAME) ...)")
     declared = _section(define, ":domain")

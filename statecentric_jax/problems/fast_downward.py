@@ -23,7 +23,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.plans import read_plan
@@ -88,7 +88,7 @@ def driver_path() -> str:
     spec = importlib.util.find_spec("up_fast_downward")
     if spec is None or not spec.submodule_search_locations:
         raise InputError(None, "Fast Downward not found: install the 'up-fast-downward' package")
-    path = os.path.join(list(spec.submodule_search_locations)[0], "downward", "fast-downward.py")
+    path = os.path.join(next(iter(spec.submodule_search_locations)), "downward", "fast-downward.py")
     if not os.path.isfile(path):
         raise InputError(path, "Fast Downward driver missing from the 'up-fast-downward' package")
     return path
@@ -144,20 +144,27 @@ def _last_line(*texts: str) -> str:
     return "no output"
 
 
-def _attempt(domain_file: str, problem_file: str, config: SearchConfig, memory_limit_mb: int) -> tuple[Attempt, list[str] | None]:
+def _attempt(
+    domain_file: str, problem_file: str, config: SearchConfig, memory_limit_mb: int
+) -> tuple[Attempt, list[str] | None]:
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="fast-downward-") as tmp:
         plan_file = os.path.join(tmp, "plan")
         command = [
             sys.executable,
             driver_path(),
-            "--overall-time-limit", f"{max(1, math.ceil(config.time_limit))}s",
-            "--overall-memory-limit", f"{memory_limit_mb}M",
-            "--plan-file", plan_file,
-            "--sas-file", os.path.join(tmp, "output.sas"),
+            "--overall-time-limit",
+            f"{max(1, math.ceil(config.time_limit))}s",
+            "--overall-memory-limit",
+            f"{memory_limit_mb}M",
+            "--plan-file",
+            plan_file,
+            "--sas-file",
+            os.path.join(tmp, "output.sas"),
             domain_file,
             problem_file,
-            "--search", config.search,
+            "--search",
+            config.search,
         ]
         code, stdout, stderr = _run(command, tmp, config.time_limit)
         seconds = time.monotonic() - start

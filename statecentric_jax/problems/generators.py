@@ -19,11 +19,11 @@ import math
 import os
 import pathlib
 import random
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
-from statecentric_jax.problems import layout
 from statecentric_jax.atomic import write_text
 from statecentric_jax.errors import InputError
+from statecentric_jax.problems import layout
 from statecentric_jax.problems.domains import DOMAINS, PDDL_NAMES, domain_text
 
 Problem = tuple[list[str], list[str], list[str]]  # objects, initial atoms, goal atoms
@@ -36,21 +36,23 @@ def _atom(*terms: str) -> str:
 def _pddl(domain: str, name: str, problem: Problem) -> str:
     """Problem text in the layout of the paper's visitall files (one atom a line)."""
     objects, init, goal = problem
-    return "\n".join([
-        f"(define (problem {name})",
-        f"  (:domain {PDDL_NAMES[domain]})",
-        f"  (:objects {' '.join(objects)})",
-        "  (:init",
-        *(f"    {atom}" for atom in init),
-        "  )",
-        "  (:goal",
-        "    (and",
-        *(f"      {atom}" for atom in goal),
-        "    )",
-        "  )",
-        ")",
-        "",
-    ])
+    return "\n".join(
+        [
+            f"(define (problem {name})",
+            f"  (:domain {PDDL_NAMES[domain]})",
+            f"  (:objects {' '.join(objects)})",
+            "  (:init",
+            *(f"    {atom}" for atom in init),
+            "  )",
+            "  (:goal",
+            "    (and",
+            *(f"      {atom}" for atom in goal),
+            "    )",
+            "  )",
+            ")",
+            "",
+        ]
+    )
 
 
 def _random_towers(rng: random.Random, blocks: list[str]) -> list[list[str]]:
@@ -66,13 +68,13 @@ def _random_towers(rng: random.Random, blocks: list[str]) -> list[list[str]]:
     towers = bisect.bisect_right(cumulative, rng.randrange(cumulative[-1])) + 1
     order = rng.sample(blocks, n)
     bounds = [0, *sorted(rng.sample(range(1, n), towers - 1)), n]
-    return [order[start:stop] for start, stop in zip(bounds, bounds[1:])]
+    return [order[start:stop] for start, stop in itertools.pairwise(bounds)]
 
 
 def _tower_atoms(towers: list[list[str]]) -> list[str]:
     """The ontable/on atoms that describe the towers."""
     atoms = [_atom("ontable", tower[0]) for tower in towers]
-    return atoms + [_atom("on", upper, lower) for tower in towers for lower, upper in zip(tower, tower[1:])]
+    return atoms + [_atom("on", upper, lower) for tower in towers for lower, upper in itertools.pairwise(tower)]
 
 
 def _sample_blocks(rng: random.Random, n: int) -> Problem:

@@ -26,15 +26,15 @@ import hashlib
 import json
 import os
 import pathlib
-from typing import Sequence
+from collections.abc import Sequence
 
 from absl import logging
 
-from statecentric_jax.problems import fast_downward, layout
 from statecentric_jax.atomic import replace_atomically, write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.plans import format_plan, simulate, write_plan
 from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import fast_downward, layout
 
 TRAJECTORY_KEYS = ("problem", "problem_file", "domain_file", "plan", "static", "states")
 _PROVEN = ("solved", "unsolvable")  # results that do not depend on the limits
@@ -122,7 +122,12 @@ def _read_record(path: pathlib.Path) -> dict | None:
 def _reusable(record: dict | None, problem_file: pathlib.Path, inputs: str | None, limits: dict) -> bool:
     """Solved and unsolvable records hold for the same, unchanged files; the others only
     under the same limits too."""
-    if record is None or inputs is None or record.get("inputs") != inputs or record.get("problem_file") != str(problem_file):
+    if (
+        record is None
+        or inputs is None
+        or record.get("inputs") != inputs
+        or record.get("problem_file") != str(problem_file)
+    ):
         return False
     if record.get("status") in _PROVEN:
         return record["status"] != "solved" or "states" in record
@@ -156,7 +161,9 @@ def _solve_problem(
             task = load_task(domain_file, problem_file)
             states = simulate(task, result.plan)
         except InputError as e:
-            record.update(status="error", config=None, plan=None, message=f"{problem_file}: invalid plan from Fast Downward: {e}")
+            record.update(
+                status="error", config=None, plan=None, message=f"{problem_file}: invalid plan from Fast Downward: {e}"
+            )
         else:
             record["static"] = sorted(task.static)
             record["states"] = [sorted(state) for state in states]
@@ -227,7 +234,15 @@ class _Split:
 def _log(done: int, total: int, group: _Split, record: dict) -> None:
     name = f"{group.domain}/{group.split}/{record['problem']}"
     if record["status"] == "solved":
-        logging.info("[%d/%d] %s: solved by %s in %.2f s, %d steps", done, total, name, record["config"], record["seconds"], len(record["plan"]))
+        logging.info(
+            "[%d/%d] %s: solved by %s in %.2f s, %d steps",
+            done,
+            total,
+            name,
+            record["config"],
+            record["seconds"],
+            len(record["plan"]),
+        )
     else:
         logging.warning("[%d/%d] %s: %s", done, total, record["status"], record["message"])
 

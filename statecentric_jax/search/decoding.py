@@ -20,7 +20,8 @@ import dataclasses
 import functools
 import math
 import time
-from typing import Any, Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -152,7 +153,9 @@ def _start(index: int, task: Task, encoder: StateEncoder, config: DecodeConfig) 
         goal = encoder.embed_goals([task])[0]
         initial = encoder.embed([(task, task.init)])[0]
     except InputError as e:
-        return DecodeResult(task.name, task.problem_file, len(task.objects), False, [], 0, 0.0, f"cannot encode: {e.reason}")
+        return DecodeResult(
+            task.name, task.problem_file, len(task.objects), False, [], 0, 0.0, f"cannot encode: {e.reason}"
+        )
     inst = _Instance(index, task, SuccessorGenerator(task), goal, config.horizon(task), started, [])
     inst.beam.append(_Path(task.init, initial, None, {task.init}, 0.0))
     return inst

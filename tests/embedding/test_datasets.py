@@ -27,9 +27,18 @@ def write_trajectories(plans_dir, root, split, steps=6, seed=0):
     for i, problem in enumerate(sorted((root / "blocks" / split).glob("*.pddl"))):
         task = load_task(root / "blocks" / "domain.pddl", problem)
         states = random_walk(task, steps, seed + i)
-        plan = [next(op.name for op in task.operators if op.apply(a) == b and op.pre <= a) for a, b in itertools.pairwise(states)]
-        record = {"problem": problem.stem, "problem_file": str(problem), "domain_file": str(root / "blocks" / "domain.pddl"),
-                  "plan": plan, "static": sorted(task.static), "states": [sorted(s) for s in states]}
+        plan = [
+            next(op.name for op in task.operators if op.apply(a) == b and op.pre <= a)
+            for a, b in itertools.pairwise(states)
+        ]
+        record = {
+            "problem": problem.stem,
+            "problem_file": str(problem),
+            "domain_file": str(root / "blocks" / "domain.pddl"),
+            "plan": plan,
+            "static": sorted(task.static),
+            "states": [sorted(s) for s in states],
+        }
         lines.append(json.dumps(record))
     (folder / "trajectories.jsonl").write_text("\n".join(lines) + "\n")
 
@@ -54,13 +63,23 @@ def test_wl_dataset_arrays_and_encoder(tmp_path, root_and_plans):
     encoder = load_dataset_encoder(out)
     assert (encoder.domain, encoder.kind) == ("blocks", "wl")
     train = built["train"]
-    assert (train.domain, train.encoding, train.split, train.problems, train.num_objects) == ("blocks", "wl", "train", ["b3", "b4"], [3, 4])
+    assert (train.domain, train.encoding, train.split, train.problems, train.num_objects) == (
+        "blocks",
+        "wl",
+        "train",
+        ["b3", "b4"],
+        [3, 4],
+    )
     assert [t.shape for t in train.trajectories] == [(7, encoder.dim), (7, encoder.dim)]
     assert train.goals.shape == (2, encoder.dim) and train.goals.dtype == np.float32
     assert train.unseen_fraction == 0 and built["test-extrapolation"].unseen_fraction > 0
-    records = [json.loads(line) for line in (plans / "blocks" / "train" / "trajectories.jsonl").read_text().splitlines()]
+    records = [
+        json.loads(line) for line in (plans / "blocks" / "train" / "trajectories.jsonl").read_text().splitlines()
+    ]
     task = load_task(root / "blocks" / "domain.pddl", root / "blocks" / "train" / "b4.pddl")
-    np.testing.assert_array_equal(train.trajectories[1], encoder.embed([(task, frozenset(s)) for s in records[1]["states"]]))
+    np.testing.assert_array_equal(
+        train.trajectories[1], encoder.embed([(task, frozenset(s)) for s in records[1]["states"]])
+    )
     np.testing.assert_array_equal(train.goals[1], encoder.embed_goals([task])[0])
     again = load_split(out, "test-extrapolation")
     np.testing.assert_array_equal(again.goals, built["test-extrapolation"].goals)
@@ -122,12 +141,20 @@ def test_bad_input_is_one_clear_error(tmp_path, root_and_plans):
 
 def test_launch_script_builds_and_reports(tmp_path, root_and_plans):
     root, plans = root_and_plans
-    command = [sys.executable, "launch/build_dataset.py", f"--pddl_root={root}", f"--plans_dir={plans}", f"--out_dir={tmp_path / 'ds'}"]
+    command = [
+        sys.executable,
+        "launch/build_dataset.py",
+        f"--pddl_root={root}",
+        f"--plans_dir={plans}",
+        f"--out_dir={tmp_path / 'ds'}",
+    ]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "| blocks | wl |" in done.stdout and "| blocks | fsf | 8 |" in done.stdout
     assert (tmp_path / "ds" / "blocks" / "fsf" / "test-extrapolation.npz").is_file()
-    failed = subprocess.run(command + ["--domains=gripper", "--splits=train"], cwd=REPO, capture_output=True, text=True, check=False)
+    failed = subprocess.run(
+        [*command, "--domains=gripper", "--splits=train"], cwd=REPO, capture_output=True, text=True, check=False
+    )
     assert failed.returncode == 2
     assert failed.stderr.strip().splitlines()[-1].startswith("error: ") and "no domain 'gripper'" in failed.stderr
 

@@ -108,7 +108,9 @@ def test_wl_batched_equals_one_by_one_across_tasks(tmp_path, blocks4, wl_blocks,
 def test_wl_graph_contains_static_atoms(tmp_path):
     full = grid(tmp_path, "g", 3, 2)
     cut = grid(tmp_path, "g-cut", 3, 2, drop=("(connected c1-0 c2-0)", "(connected c2-0 c1-0)"))
-    encoder = fit_encoder("wl", "visitall", [(full, random_walk(full, 10, seed=0)), (cut, random_walk(cut, 10, seed=0))])
+    encoder = fit_encoder(
+        "wl", "visitall", [(full, random_walk(full, 10, seed=0)), (cut, random_walk(cut, 10, seed=0))]
+    )
     assert not np.array_equal(encoder.embed([(full, full.init)]), encoder.embed([(cut, cut.init)]))
 
 
@@ -149,8 +151,17 @@ def test_mismatched_or_broken_encoder_is_refused(tmp_path, blocks4, wl_blocks):
         load_encoder(path, domain="gripper")
     with pytest.raises(InputError, match="encoder is WL, not FSF"):
         load_encoder(path, kind="fsf")
-    gripper = make_task(tmp_path, "gripper", "g1", ["rooma", "ball1", "left"], ["(room rooma)", "(ball ball1)", "(gripper left)", "(at-robby rooma)", "(at ball1 rooma)", "(free left)"], ["(at ball1 rooma)"])
-    with pytest.raises(InputError, match="built for domain 'blocks' and cannot embed a problem of domain 'gripper-strips'"):
+    gripper = make_task(
+        tmp_path,
+        "gripper",
+        "g1",
+        ["rooma", "ball1", "left"],
+        ["(room rooma)", "(ball ball1)", "(gripper left)", "(at-robby rooma)", "(at ball1 rooma)", "(free left)"],
+        ["(at ball1 rooma)"],
+    )
+    with pytest.raises(
+        InputError, match="built for domain 'blocks' and cannot embed a problem of domain 'gripper-strips'"
+    ):
         wl_blocks.embed([(gripper, gripper.init)])
     for text, reason in (("{not json", "corrupt encoder file"), ('{"x": 1}', "not a statecentric_jax encoder file")):
         path.write_text(text)
@@ -195,7 +206,14 @@ def test_fsf_paper_blocks_example(tmp_path, blocks4):
 
 
 def test_fsf_goals_use_dont_care_and_padding(tmp_path, blocks4):
-    partial = make_task(tmp_path, "blocks", "b4g", list("abcd"), ["(handempty)"] + [f"(ontable {o})" for o in "abcd"] + [f"(clear {o})" for o in "abcd"], ["(on a b)", "(ontable b)"])
+    partial = make_task(
+        tmp_path,
+        "blocks",
+        "b4g",
+        list("abcd"),
+        ["(handempty)"] + [f"(ontable {o})" for o in "abcd"] + [f"(clear {o})" for o in "abcd"],
+        ["(on a b)", "(ontable b)"],
+    )
     encoder = fit_encoder("fsf", "blocks", [(blocks4, []), (blocks_tower(tmp_path, "b6", list("abcdef")), [])])
     goals = encoder.embed_goals([partial, blocks4])
     np.testing.assert_array_equal(goals[0], [0, 2, 0, FSF_DONT_CARE, FSF_DONT_CARE, FSF_PAD, FSF_PAD])
@@ -204,8 +222,19 @@ def test_fsf_goals_use_dont_care_and_padding(tmp_path, blocks4):
 
 def test_fsf_gripper_slots_and_values(tmp_path):
     objects = ["rooma", "roomb", "ball1", "ball2", "left", "right"]  # slots 1..6
-    init = ["(room rooma)", "(room roomb)", "(ball ball1)", "(ball ball2)", "(gripper left)", "(gripper right)",
-            "(at-robby rooma)", "(at ball1 rooma)", "(at ball2 rooma)", "(free left)", "(free right)"]
+    init = [
+        "(room rooma)",
+        "(room roomb)",
+        "(ball ball1)",
+        "(ball ball2)",
+        "(gripper left)",
+        "(gripper right)",
+        "(at-robby rooma)",
+        "(at ball1 rooma)",
+        "(at ball2 rooma)",
+        "(free left)",
+        "(free right)",
+    ]
     task = make_task(tmp_path, "gripper", "g2", objects, init, ["(at ball1 roomb)"])
     encoder = fit_encoder("fsf", "gripper", [(task, [])])
     assert encoder.dim == 7
@@ -214,13 +243,27 @@ def test_fsf_gripper_slots_and_values(tmp_path):
     np.testing.assert_array_equal(rows[0], [1, 0, 0, 1, 1, 0, 0])  # robot and balls in rooma, grippers free
     np.testing.assert_array_equal(rows[1], [1, 0, 0, 1, -6, 0, 4])  # ball2 (slot 4) carried by right (slot 6)
     dont_care = FSF_DONT_CARE
-    np.testing.assert_array_equal(encoder.embed_goals([task])[0], [dont_care, dont_care, dont_care, 2, dont_care, dont_care, dont_care])
+    np.testing.assert_array_equal(
+        encoder.embed_goals([task])[0], [dont_care, dont_care, dont_care, 2, dont_care, dont_care, dont_care]
+    )
 
 
 def test_fsf_logistics_and_visitall_values(tmp_path):
     objects = ["apn1", "apt1", "pos1", "cit1", "tru1", "obj1"]  # slots 1..6
-    init = ["(airplane apn1)", "(airport apt1)", "(location apt1)", "(location pos1)", "(city cit1)", "(truck tru1)",
-            "(package obj1)", "(in-city apt1 cit1)", "(in-city pos1 cit1)", "(at apn1 apt1)", "(at tru1 pos1)", "(in obj1 apn1)"]
+    init = [
+        "(airplane apn1)",
+        "(airport apt1)",
+        "(location apt1)",
+        "(location pos1)",
+        "(city cit1)",
+        "(truck tru1)",
+        "(package obj1)",
+        "(in-city apt1 cit1)",
+        "(in-city pos1 cit1)",
+        "(at apn1 apt1)",
+        "(at tru1 pos1)",
+        "(in obj1 apn1)",
+    ]
     task = make_task(tmp_path, "logistics", "l1", objects, init, ["(at obj1 pos1)"])
     encoder = fit_encoder("fsf", "logistics", [(task, [])])
     np.testing.assert_array_equal(encoder.embed([(task, task.init)])[0], [0, 2, 0, 0, 0, 3, -1])

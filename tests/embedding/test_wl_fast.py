@@ -6,13 +6,12 @@ import random
 import numpy as np
 import pytest
 
-from statecentric_jax.problems import layout
 from statecentric_jax.embedding.encoders import WLSettings, fit_encoder, load_encoder
+from statecentric_jax.embedding.wl_fast import FastWL, Vocabulary
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.successors import SuccessorGenerator, random_walk
 from statecentric_jax.planning.tasks import load_task
-from statecentric_jax.embedding.wl_fast import FastWL, Vocabulary
-
+from statecentric_jax.problems import layout
 
 
 def tasks(root, domain, split, count):
@@ -26,7 +25,14 @@ def decoding_calls(problems, steps):
     walks = [random_walk(task, steps, i) for i, task in enumerate(problems)]
     calls = [[(task, task.init) for task in problems]]
     for step in range(steps):
-        calls.append([(t, nxt) for t, g, w in zip(problems, generators, walks) if step < len(w) for _, nxt in g.successors(w[step])])
+        calls.append(
+            [
+                (t, nxt)
+                for t, g, w in zip(problems, generators, walks)
+                if step < len(w)
+                for _, nxt in g.successors(w[step])
+            ]
+        )
     return calls
 
 
@@ -56,7 +62,9 @@ def test_decoding_pattern_equals_wlplan(fitted):
         np.testing.assert_array_equal(rows, expected)
         assert unseen == expected_unseen
     assert max(unseen for _, unseen in reference) > 0  # the larger problem has colours the vocabulary lacks
-    np.testing.assert_array_equal(encoder.embed_goals(problems), wlplan_embed(encoder, [(t, t.goal) for t in problems])[0])
+    np.testing.assert_array_equal(
+        encoder.embed_goals(problems), wlplan_embed(encoder, [(t, t.goal) for t in problems])[0]
+    )
 
 
 def test_states_without_cached_parent_equal_wlplan(fitted, tmp_path):
@@ -73,7 +81,9 @@ def test_states_without_cached_parent_equal_wlplan(fitted, tmp_path):
         np.testing.assert_array_equal(rows, expected)
 
 
-@pytest.mark.parametrize("settings", [WLSettings(iterations=3), WLSettings(multiset_hash=False), WLSettings(normalize=True)])
+@pytest.mark.parametrize(
+    "settings", [WLSettings(iterations=3), WLSettings(multiset_hash=False), WLSettings(normalize=True)]
+)
 def test_other_settings_equal_wlplan(data_root, settings):
     train = tasks(data_root, "gripper", "train", 2)
     encoder = fit_encoder("wl", "gripper", [(task, random_walk(task, 6, i)) for i, task in enumerate(train)], settings)
@@ -112,7 +122,10 @@ def test_unsupported_wlplan_configurations_are_declined(fitted, tmp_path):
 def test_states_that_do_not_fit_the_problem_are_refused(data_root):
     task = tasks(data_root, "blocks", "train", 1)[0]
     encoder = fit_encoder("wl", "blocks", [(task, random_walk(task, 4, 0))])
-    for atom, reason in (("(on b1 nosuchblock)", "unknown object 'nosuchblock'"), ("(levitating b1)", "not an atom of the domain")):
+    for atom, reason in (
+        ("(on b1 nosuchblock)", "unknown object 'nosuchblock'"),
+        ("(levitating b1)", "not an atom of the domain"),
+    ):
         with pytest.raises(InputError, match=reason):
             encoder.embed([(task, task.init | {atom})])
     assert encoder.embed([(task, task.init | task.static)]).shape == (1, encoder.dim)  # static atoms may be included

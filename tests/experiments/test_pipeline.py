@@ -10,9 +10,9 @@ import pytest
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.experiments import pipeline
-from statecentric_jax.problems import generators
 from statecentric_jax.planning.plans import read_plan, simulate
 from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import generators
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -70,14 +70,21 @@ def test_rerun_skips_finished_work(experiment, monkeypatch):
 
 
 def run_launch(script, *args):
-    return subprocess.run([sys.executable, str(REPO / "launch" / script), *args], capture_output=True, text=True, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, str(REPO / "launch" / script), *args], capture_output=True, text=True, cwd=REPO
+    )
 
 
 def test_plan_and_evaluate_in_fresh_processes(root, experiment, tmp_path):
     _, workdir, _ = experiment
     out = tmp_path / "plan.txt"
-    proc = run_launch("plan.py", f"--workdir={workdir}/seed13", f"--domain={root}/blocks/domain.pddl",
-                      f"--problem={root}/easy.pddl", f"--out={out}")
+    proc = run_launch(
+        "plan.py",
+        f"--workdir={workdir}/seed13",
+        f"--domain={root}/blocks/domain.pddl",
+        f"--problem={root}/easy.pddl",
+        f"--out={out}",
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     task = load_task(root / "blocks/domain.pddl", root / "easy.pddl")
     assert task.goal_reached(simulate(task, read_plan(out))[-1])
@@ -89,7 +96,12 @@ def test_plan_and_evaluate_in_fresh_processes(root, experiment, tmp_path):
 
 def test_bad_workdir_is_one_line_error(tmp_path, root):
     (tmp_path / "config.json").write_text("{not json")
-    proc = run_launch("plan.py", f"--workdir={tmp_path}", f"--domain={root}/blocks/domain.pddl",
-                      f"--problem={root}/easy.pddl", f"--out={tmp_path}/p.txt")
+    proc = run_launch(
+        "plan.py",
+        f"--workdir={tmp_path}",
+        f"--domain={root}/blocks/domain.pddl",
+        f"--problem={root}/easy.pddl",
+        f"--out={tmp_path}/p.txt",
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith(f"error: {tmp_path}/config.json: corrupt config")

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from statecentric_jax import config as config_lib
-from statecentric_jax.experiments import pipeline, report
 from statecentric_jax.errors import InputError
+from statecentric_jax.experiments import pipeline, report
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 OBJECTS = {"p1": 4, "p2": 6, "p3": 8}
@@ -25,13 +25,19 @@ blocks,validation,FD,astar-lmcut,1.00,0.00
 FAILURE = {"validation": "dead end", "test-extrapolation": "horizon"}  # the decoder's reason for every unsolved problem
 # run -> (encoding, kind, mode) and seed -> split -> per problem: decoded plan length, or None if unsolved
 RUNS = {
-    "blocks_wl_xgb_delta": (("wl", "xgb", "delta"), {
-        13: {"validation": [4, 9, None], "test-extrapolation": [None, None, None]},
-        14: {"validation": [4, 6, 8], "test-extrapolation": [None, None, None]},
-    }),
-    "blocks_wl_lstm_state": (("wl", "lstm", "state"), {
-        13: {"validation": [5, None, None], "test-extrapolation": [6, None, None]},
-    }),
+    "blocks_wl_xgb_delta": (
+        ("wl", "xgb", "delta"),
+        {
+            13: {"validation": [4, 9, None], "test-extrapolation": [None, None, None]},
+            14: {"validation": [4, 6, 8], "test-extrapolation": [None, None, None]},
+        },
+    ),
+    "blocks_wl_lstm_state": (
+        ("wl", "lstm", "state"),
+        {
+            13: {"validation": [5, None, None], "test-extrapolation": [6, None, None]},
+        },
+    ),
 }
 
 
@@ -43,9 +49,17 @@ def write_seed(run_dir, encoding, kind, mode, seed, splits, root, cache):
     (seed_dir / "config.json").write_text(config.to_json(indent=1))
     for split, lengths in splits.items():
         records = [
-            {"problem_file": f"{root}/blocks/{split}/{p}.pddl", "problem": f"pddl-name-{p}", "num_objects": OBJECTS[p],
-             "solved": n is not None, "plan_length": n or 0, "steps": n or 0, "seconds": 0.1,
-             "outcome": "goal" if n else FAILURE[split], "plan": ["(noop)"] * (n or 0)}
+            {
+                "problem_file": f"{root}/blocks/{split}/{p}.pddl",
+                "problem": f"pddl-name-{p}",
+                "num_objects": OBJECTS[p],
+                "solved": n is not None,
+                "plan_length": n or 0,
+                "steps": n or 0,
+                "seconds": 0.1,
+                "outcome": "goal" if n else FAILURE[split],
+                "plan": ["(noop)"] * (n or 0),
+            }
             for p, n in zip(OBJECTS, lengths, strict=True)
         ]
         out = seed_dir / "eval" / split
@@ -65,9 +79,22 @@ def sweep(tmp_path):
             config = write_seed(sweep_dir / name, encoding, kind, mode, seed, splits, root, cache)
     fd_dir = pipeline.cache_dirs(config)[0] / "blocks" / "validation"
     fd_dir.mkdir(parents=True)
-    (fd_dir / "trajectories.jsonl").write_text("".join(
-        json.dumps({"problem": p, "problem_file": f"{p}.pddl", "domain_file": "d.pddl", "plan": ["(a)"] * n,
-                    "static": [], "states": [[]] * (n + 1)}) + "\n" for p, n in FD_LENGTHS.items()))
+    (fd_dir / "trajectories.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {
+                    "problem": p,
+                    "problem_file": f"{p}.pddl",
+                    "domain_file": "d.pddl",
+                    "plan": ["(a)"] * n,
+                    "static": [],
+                    "states": [[]] * (n + 1),
+                }
+            )
+            + "\n"
+            for p, n in FD_LENGTHS.items()
+        )
+    )
     paper = tmp_path / "paper.csv"
     paper.write_text(PAPER)
     return sweep_dir, paper
@@ -87,8 +114,16 @@ def md_cells(text):
 def test_table_cells_csv_and_plots(sweep, tmp_path):
     sweep_dir, paper = sweep
     files = report.write_report(sweep_dir, tmp_path / "out", paper)
-    assert [f.name for f in files] == ["table1.md", "table1.csv", "plan_quality.md", "plan_quality.csv",
-                                       "failures.md", "failures.csv", "success_by_split.png", "success_vs_size.png"]
+    assert [f.name for f in files] == [
+        "table1.md",
+        "table1.csv",
+        "plan_quality.md",
+        "plan_quality.csv",
+        "failures.md",
+        "failures.csv",
+        "success_by_split.png",
+        "success_vs_size.png",
+    ]
     cells = md_cells((tmp_path / "out/table1.md").read_text())
     assert list(cells) == [("Blocks", "Val."), ("Blocks", "Extrap.")]
     assert list(cells[("Blocks", "Val.")]) == [c.label for c in report.COLUMNS]  # the paper's column order
@@ -101,13 +136,28 @@ def test_table_cells_csv_and_plots(sweep, tmp_path):
 
     rows = list(csv.DictReader((tmp_path / "out/table1.csv").open()))
     assert [(r["domain"], r["split"]) for r in rows] == [("blocks", "validation"), ("blocks", "test-extrapolation")]
-    assert list(rows[0])[:9] == ["domain", "split", "WL-LSTM state mean", "WL-LSTM state std", "WL-LSTM state seeds",
-                                 "WL-LSTM state paper mean", "WL-LSTM state paper std", "WL-LSTM state delta",
-                                 "WL-LSTM state differs"]
+    assert list(rows[0])[:9] == [
+        "domain",
+        "split",
+        "WL-LSTM state mean",
+        "WL-LSTM state std",
+        "WL-LSTM state seeds",
+        "WL-LSTM state paper mean",
+        "WL-LSTM state paper std",
+        "WL-LSTM state delta",
+        "WL-LSTM state differs",
+    ]
     assert len(rows[0]) == 2 + 7 * len(report.COLUMNS)
     xgb = {k.removeprefix("WL-XGB delta "): v for k, v in rows[0].items() if k.startswith("WL-XGB delta")}
-    assert xgb == {"mean": "0.8333", "std": "0.1667", "seeds": "2", "paper mean": "0.67", "paper std": "0.00",
-                   "delta": "+0.16", "differs": "0"}
+    assert xgb == {
+        "mean": "0.8333",
+        "std": "0.1667",
+        "seeds": "2",
+        "paper mean": "0.67",
+        "paper std": "0.00",
+        "delta": "+0.16",
+        "differs": "0",
+    }
     assert rows[1]["WL-XGB delta differs"] == "1"
 
     for name in ("success_by_split.png", "success_vs_size.png"):
@@ -129,9 +179,22 @@ def test_plan_quality_ratio_over_problems_solved_by_both(sweep, tmp_path):
     # an extra FD plans folder (generate_plans --workdir) adds the extrapolation plans; validation still from the cache
     extra = tmp_path / "fd-test-plans" / "blocks" / "test-extrapolation"
     extra.mkdir(parents=True)
-    (extra / "trajectories.jsonl").write_text("".join(
-        json.dumps({"problem": p, "problem_file": f"{p}.pddl", "domain_file": "d.pddl", "plan": ["(a)"] * 3,
-                    "static": [], "states": [[]] * 4}) + "\n" for p in OBJECTS))
+    (extra / "trajectories.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {
+                    "problem": p,
+                    "problem_file": f"{p}.pddl",
+                    "domain_file": "d.pddl",
+                    "plan": ["(a)"] * 3,
+                    "static": [],
+                    "states": [[]] * 4,
+                }
+            )
+            + "\n"
+            for p in OBJECTS
+        )
+    )
     report.write_report(sweep_dir, tmp_path / "out2", paper, fd_plans_dir=tmp_path / "fd-test-plans")
     cells = md_cells((tmp_path / "out2/plan_quality.md").read_text())
     assert cells[("Blocks", "Extrap.")]["WL-LSTM state"] == "2.00 (n=1)"  # 6 / 3
@@ -155,7 +218,10 @@ def test_failures_count_unsolved_problems_by_reason(sweep, tmp_path):
     records[1]["outcome"] = "cannot load: bad PDDL"
     records_file.write_text(json.dumps(records))
     report.write_report(sweep_dir, tmp_path / "out", paper)
-    assert md_cells((tmp_path / "out/failures.md").read_text())[("Blocks", "Val.")]["WL-LSTM state"] == "2/3: dead end 1, other 1"
+    assert (
+        md_cells((tmp_path / "out/failures.md").read_text())[("Blocks", "Val.")]["WL-LSTM state"]
+        == "2/3: dead end 1, other 1"
+    )
 
 
 def test_rerun_gives_identical_files(sweep, tmp_path):
@@ -169,7 +235,7 @@ def test_rerun_gives_identical_files(sweep, tmp_path):
 
 
 def test_bad_input_is_one_input_error(sweep, tmp_path):
-    sweep_dir, paper = sweep
+    sweep_dir, _paper = sweep
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no finished evaluations"):
         report.collect(tmp_path / "empty")
@@ -191,10 +257,16 @@ def test_bad_input_is_one_input_error(sweep, tmp_path):
 
 def test_launch_report(sweep, tmp_path):
     sweep_dir, paper = sweep
-    ok = subprocess.run([sys.executable, str(REPO / "launch/report.py"), f"--sweep_dir={sweep_dir}", f"--paper_csv={paper}"],
-                        capture_output=True, text=True)
+    ok = subprocess.run(
+        [sys.executable, str(REPO / "launch/report.py"), f"--sweep_dir={sweep_dir}", f"--paper_csv={paper}"],
+        capture_output=True,
+        text=True,
+    )
     assert ok.returncode == 0, ok.stderr[-2000:]
     assert "| Blocks | Val. |" in ok.stdout and (sweep_dir / "report/table1.md").is_file()
-    bad = subprocess.run([sys.executable, str(REPO / "launch/report.py"), f"--sweep_dir={tmp_path / 'none'}"],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, str(REPO / "launch/report.py"), f"--sweep_dir={tmp_path / 'none'}"],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].endswith("no such sweep directory")

@@ -6,8 +6,8 @@ import pathlib
 
 import pytest
 
-from statecentric_jax.experiments import pipeline, sweep
 from statecentric_jax.errors import InputError
+from statecentric_jax.experiments import pipeline, sweep
 
 CONFIGS = ["blocks_wl_xgb_delta", "blocks_wl_lstm_state", "blocks_fsf_xgb_delta", "gripper_wl_xgb_delta"]
 SEEDS = [13, 14]
@@ -50,6 +50,7 @@ def stub(monkeypatch):
         monkeypatch.setattr(sweep, "run_command", stub.run_command)
         monkeypatch.setattr(sweep.pipeline, "prepare_data", stub.prepare_data)
         return stub
+
     return install
 
 
@@ -59,7 +60,9 @@ def launched(stub):
 
 def test_failure_is_reported_and_a_rerun_resumes(tmp_path, stub):
     first = stub(fail={"gripper_wl_xgb_delta"})
-    result = sweep.run_sweep(tmp_path / "sweep", CONFIGS, SEEDS, parallel=2, pddl_root="data", cache_dir=str(tmp_path / "cache"))
+    result = sweep.run_sweep(
+        tmp_path / "sweep", CONFIGS, SEEDS, parallel=2, pddl_root="data", cache_dir=str(tmp_path / "cache")
+    )
     assert sorted(result.finished) == sorted(CONFIGS[:3]) and result.skipped == []
     assert list(result.failed) == ["gripper_wl_xgb_delta"]
     assert str(tmp_path / "sweep/gripper_wl_xgb_delta/log.txt") in result.failed["gripper_wl_xgb_delta"]
@@ -88,7 +91,10 @@ def test_failed_data_preparation_skips_only_its_configurations(tmp_path, stub):
     fake = stub(fail_data={"gripper"})
     result = sweep.run_sweep(tmp_path, CONFIGS, SEEDS, pddl_root="data", cache_dir=str(tmp_path / "cache"))
     assert sorted(launched(fake)) == sorted(CONFIGS[:3])
-    assert list(result.failed) == ["gripper_wl_xgb_delta"] and "no plan for train/p1.pddl" in result.failed["gripper_wl_xgb_delta"]
+    assert (
+        list(result.failed) == ["gripper_wl_xgb_delta"]
+        and "no plan for train/p1.pddl" in result.failed["gripper_wl_xgb_delta"]
+    )
 
 
 def test_completeness_needs_every_seed_and_split(tmp_path):
@@ -103,7 +109,8 @@ def test_default_configs_are_the_32_table1_files():
     assert len(sweep.TABLE1_CONFIGS) == 32 == len(set(sweep.TABLE1_CONFIGS))
     configs = [sweep.load_config(sweep.config_path(name)) for name in sweep.TABLE1_CONFIGS]
     assert {(c.data.domain, c.data.encoding, c.model.kind, c.model.mode) for c in configs} == {
-        tuple(name.split("_")) for name in sweep.TABLE1_CONFIGS}
+        tuple(name.split("_")) for name in sweep.TABLE1_CONFIGS
+    }
     assert all(os.path.isabs(c.data.pddl_root) and os.path.isabs(c.data.cache_dir) for c in configs)
 
 

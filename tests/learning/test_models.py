@@ -5,9 +5,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from tests import synthetic
 from statecentric_jax import config as config_lib
 from statecentric_jax.learning import lstm, transitions, xgb
+from tests import synthetic
 
 MODES = ("state", "delta")
 
@@ -33,7 +33,7 @@ def test_targets_are_next_states_or_deltas():
     np.testing.assert_array_equal(transitions.targets(traj, "state"), [[1, 0], [1, 2]])
     np.testing.assert_array_equal(transitions.targets(traj, "delta"), [[1, 0], [0, 2]])
     goal = np.array([5, 6], np.float32)
-    (inputs, delta), = transitions.sequences([traj, traj[:1]], np.stack([goal, goal]), "delta")  # T=0 dropped
+    ((inputs, delta),) = transitions.sequences([traj, traj[:1]], np.stack([goal, goal]), "delta")  # T=0 dropped
     np.testing.assert_array_equal(inputs, [[0, 0, 5, 6], [1, 0, 5, 6]])
     np.testing.assert_array_equal(transitions.to_state_space(inputs[:, :2], delta, "delta"), traj[1:])
     np.testing.assert_array_equal(transitions.to_state_space(inputs[:, :2], traj[1:], "state"), traj[1:])
@@ -59,7 +59,7 @@ def test_padding_does_not_change_loss(mode):
     params = _params(mode)
     tight = lstm.pad_batch(pairs, batch_size=4)
     loss = lstm.batch_loss(module, params, *tight)
-    inputs, targets, mask = tight
+    inputs, targets, _mask = tight
     rows, length = inputs.shape[0] * 2, inputs.shape[1] * 2
     rng = np.random.default_rng(0)
     wide_inputs = rng.normal(size=(rows, length, inputs.shape[2])).astype(np.float32)  # garbage where masked
@@ -76,7 +76,7 @@ def test_padding_does_not_change_loss(mode):
 
 def test_pad_batch_buckets_to_powers_of_two():
     pairs = transitions.sequences(TRAIN.trajectories[:3], TRAIN.goals[:3], "state")
-    inputs, targets, mask = lstm.pad_batch(pairs, batch_size=32)
+    inputs, _targets, mask = lstm.pad_batch(pairs, batch_size=32)
     longest = max(len(x) for x, _ in pairs)
     assert inputs.shape[0] == 4 and inputs.shape[1] >= longest and inputs.shape[1] & (inputs.shape[1] - 1) == 0
     assert mask.sum() == sum(len(x) for x, _ in pairs)
@@ -92,7 +92,7 @@ def test_cosine_loss_is_zero_for_aligned_and_one_for_orthogonal():
 @pytest.mark.parametrize("mode", MODES)
 def test_predict_next_step_by_step_reproduces_the_scan(mode):
     params = _params(mode)
-    (inputs, _), = transitions.sequences(TRAIN.trajectories[:1], TRAIN.goals[:1], mode)
+    ((inputs, _),) = transitions.sequences(TRAIN.trajectories[:1], TRAIN.goals[:1], mode)
     module = lstm.TransitionLSTM(synthetic.DIM, 16, 2, mode)
     _, scanned = module.apply({"params": params}, lstm.zero_carry(1, 16, 2), inputs[None])
     model = lstm.LSTMModel(params, synthetic.DIM, 16, 2, mode)

@@ -7,10 +7,10 @@ import pathlib
 import numpy as np
 import pytest
 
-from tests import synthetic
 from statecentric_jax import config as config_lib
-from statecentric_jax.learning import lstm, train, transitions, xgb
 from statecentric_jax.errors import InputError
+from statecentric_jax.learning import lstm, train, transitions, xgb
+from tests import synthetic
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TRAIN = synthetic.split("train", 8, seed=0)
@@ -94,7 +94,9 @@ def test_missing_or_corrupt_files_are_refused(tmp_path, trained):
     (broken / "config.json").write_text("{not json")
     with pytest.raises(InputError, match="corrupt config"):
         train.load_model(broken)
-    (broken / "config.json").write_text((workdir / "config.json").read_text().replace(f'"kind": "{result.kind}"', '"kind": "transformer"'))
+    (broken / "config.json").write_text(
+        (workdir / "config.json").read_text().replace(f'"kind": "{result.kind}"', '"kind": "transformer"')
+    )
     with pytest.raises(InputError, match="config.json: config model.kind='transformer'"):
         train.load_model(broken)
 
@@ -102,7 +104,9 @@ def test_missing_or_corrupt_files_are_refused(tmp_path, trained):
 def test_data_of_another_domain_or_dimension_is_refused(tmp_path):
     config = small_config("xgb")
     with pytest.raises(InputError, match="config wants toy/wl"):
-        train.train_model(config, synthetic.split("train", 2, 0, domain="gripper"), VALIDATION, synthetic.FakeEncoder(), tmp_path)
+        train.train_model(
+            config, synthetic.split("train", 2, 0, domain="gripper"), VALIDATION, synthetic.FakeEncoder(), tmp_path
+        )
     with pytest.raises(InputError, match="dimension"):
         train.train_model(config, TRAIN, VALIDATION, synthetic.FakeEncoder(dim=9), tmp_path)
     config.model.mode = "residual"

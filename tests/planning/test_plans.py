@@ -54,7 +54,9 @@ def test_unknown_action(task):
 
 def test_plan_file_round_trip_with_comments(tmp_path, task):
     path = tmp_path / "x.plan"
-    path.write_text("; found by FD\n(PICK-UP  b)\n(stack b c) ; inline\n\n" + format_plan(["(pick-up a)", "(stack a b)"]))
+    path.write_text(
+        "; found by FD\n(PICK-UP  b)\n(stack b c) ; inline\n\n" + format_plan(["(pick-up a)", "(stack a b)"])
+    )
     actions = read_plan(path)
     assert actions == ["(pick-up b)", "(stack b c)", "(pick-up a)", "(stack a b)"]
     assert task.goal_reached(simulate(task, actions, source=str(path))[-1])

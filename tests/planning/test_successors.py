@@ -6,9 +6,9 @@ import pytest
 from pyperplan import grounding
 from pyperplan.pddl.parser import Parser
 
-from statecentric_jax.problems import layout
 from statecentric_jax.planning.successors import SuccessorGenerator, naive_successors
 from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import layout
 
 
 def pyperplan_task(domain_file, problem_file):

@@ -1,14 +1,15 @@
 """Fast Downward runs: solved, unsolvable, timed out, fallback, and bad input that FD never sees."""
 
-import pathlib
+import itertools
 import os
+import pathlib
 
 import pytest
 
-from statecentric_jax.problems import fast_downward
-from statecentric_jax.problems.fast_downward import ASTAR_LMCUT, GBFS_FF, SearchConfig
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import fast_downward
+from statecentric_jax.problems.fast_downward import ASTAR_LMCUT, GBFS_FF, SearchConfig
 
 BLOCKS = (pathlib.Path(__file__).resolve().parents[2] / "data/domains/blocks/domain.pddl").read_text()
 
@@ -16,9 +17,9 @@ BLOCKS = (pathlib.Path(__file__).resolve().parents[2] / "data/domains/blocks/dom
 def blocks_problem(name: str, tower: str, goal: str | None = None) -> str:
     """Blocks all on the table; the goal stacks `tower` ("abc": a on b on c) unless `goal` is given."""
     init = " ".join(f"(ontable {b}) (clear {b})" for b in sorted(tower))
-    goal = goal or " ".join(f"(on {x} {y})" for x, y in zip(tower, tower[1:]))
+    goal = goal or " ".join(f"(on {x} {y})" for x, y in itertools.pairwise(tower))
     return f"""(define (problem {name}) (:domain blocks)
-  (:objects {' '.join(sorted(tower))})
+  (:objects {" ".join(sorted(tower))})
   (:init (handempty) {init})
   (:goal (and {goal})))
 """
@@ -29,10 +30,17 @@ UNSOLVABLE = blocks_problem("cycle", "ab", goal="(on a b) (on b a)")
 # case -> (domain text, problem text, the file named in the error, the reason)
 BAD_INPUT = {
     "malformed": (BLOCKS[:-2], blocks_problem("p", "ab"), "domain", "malformed PDDL"),
-    "unknown-predicate": (BLOCKS, blocks_problem("p", "ab", goal="(above a b)"), "problem", "unknown predicate 'above'"),
+    "unknown-predicate": (
+        BLOCKS,
+        blocks_problem("p", "ab", goal="(above a b)"),
+        "problem",
+        "unknown predicate 'above'",
+    ),
     "unknown-object": (BLOCKS, blocks_problem("p", "ab", goal="(on a z)"), "problem", "unknown object 'z'"),
     "conditional-effect": (
-        BLOCKS.replace("(holding ?x)))\n\n  (:action put-down", "(when (clear ?x) (holding ?x))))\n\n  (:action put-down"),
+        BLOCKS.replace(
+            "(holding ?x)))\n\n  (:action put-down", "(when (clear ?x) (holding ?x))))\n\n  (:action put-down"
+        ),
         blocks_problem("p", "ab"),
         "domain",
         "conditional effects",
@@ -101,7 +109,9 @@ def test_tiny_time_limits_time_out_in_both_configs(tmp_path):
 
 def test_falls_back_to_gbfs_when_astar_times_out(tmp_path):
     domain_file, problem_file = write(tmp_path)
-    result = fast_downward.solve(domain_file, problem_file, (SearchConfig(ASTAR_LMCUT, 0.01), SearchConfig(GBFS_FF, 60)))
+    result = fast_downward.solve(
+        domain_file, problem_file, (SearchConfig(ASTAR_LMCUT, 0.01), SearchConfig(GBFS_FF, 60))
+    )
     assert (result.status, result.config) == ("solved", GBFS_FF)
     assert [a.status for a in result.attempts] == ["timeout", "solved"]
     simulate(load_task(domain_file, problem_file), result.plan)

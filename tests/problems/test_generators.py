@@ -8,14 +8,16 @@ import sys
 
 import pytest
 
-from statecentric_jax.problems import generators, layout
 from statecentric_jax.errors import InputError
-from statecentric_jax.problems.domains import PDDL_NAMES, domain_text
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import generators, layout
+from statecentric_jax.problems.domains import PDDL_NAMES, domain_text
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-PAPER = pathlib.Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "paper-splits"  # ../shared beside the clone
+PAPER = (
+    pathlib.Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "paper-splits"
+)  # ../shared beside the clone
 PAPER_FOLDERS = {
     "blocks": "blocks",
     "gripper": "gripper",
@@ -227,16 +229,22 @@ def test_write_dataset_keeps_unchanged_files_and_removes_stale_ones(tmp_path):
 
 def test_launch_script_writes_a_pddl_root_or_fails_in_one_line(tmp_path):
     script = str(REPO / "launch" / "generate_problems.py")
-    ok = subprocess.run([sys.executable, script, f"--out_root={tmp_path}", "--domains=gripper", "--splits=validation"],
-                        capture_output=True, text=True)
+    ok = subprocess.run(
+        [sys.executable, script, f"--out_root={tmp_path}", "--domains=gripper", "--splits=validation"],
+        capture_output=True,
+        text=True,
+    )
     assert ok.returncode == 0, ok.stderr
     assert [p.name for p in layout.problem_files(tmp_path, "gripper", "validation")] == [
-        "gripper-r02-b09-s01.pddl", "gripper-r02-b10-s01.pddl"]
-    bad = subprocess.run([sys.executable, script, f"--out_root={tmp_path}", "--splits=nope"],
-                         capture_output=True, text=True)
-    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == ["error: unknown split 'nope' (known: "
-                                                                      "train, validation, test-interpolation, "
-                                                                      "test-extrapolation)"]
+        "gripper-r02-b09-s01.pddl",
+        "gripper-r02-b10-s01.pddl",
+    ]
+    bad = subprocess.run(
+        [sys.executable, script, f"--out_root={tmp_path}", "--splits=nope"], capture_output=True, text=True
+    )
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+        "error: unknown split 'nope' (known: train, validation, test-interpolation, test-extrapolation)"
+    ]
 
 
 def test_bundled_data_is_the_generated_dataset(data_root):
@@ -266,8 +274,12 @@ def test_domains_ground_like_the_papers(tmp_path, domain):
     (tmp_path / "domain.pddl").write_text(domain_text(domain))
     ours, theirs = load_task(tmp_path / "domain.pddl", problem), load_task(folder / "domain.pddl", problem)
     assert ours.operators == theirs.operators and len(ours.operators) > 0
-    assert (ours.predicates, ours.static, ours.init, ours.goal) == (theirs.predicates, theirs.static, theirs.init,
-                                                                    theirs.goal)
+    assert (ours.predicates, ours.static, ours.init, ours.goal) == (
+        theirs.predicates,
+        theirs.static,
+        theirs.init,
+        theirs.goal,
+    )
 
 
 @pytest.mark.skipif(not PAPER.is_dir(), reason="the paper's splits are not on this machine")

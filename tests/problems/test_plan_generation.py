@@ -11,11 +11,11 @@ import time
 
 import pytest
 
-from statecentric_jax.problems import fast_downward
 from statecentric_jax.errors import InputError
-from statecentric_jax.problems.plan_generation import TRAJECTORY_KEYS, generate_plans, read_trajectories
 from statecentric_jax.planning.plans import read_plan, simulate
 from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import fast_downward
+from statecentric_jax.problems.plan_generation import TRAJECTORY_KEYS, generate_plans, read_trajectories
 from tests.problems.test_fast_downward import BAD_INPUT, BLOCKS, UNSOLVABLE, blocks_problem
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -85,7 +85,10 @@ def test_rerun_uses_the_cache_and_resolves_only_changed_inputs(tmp_path, monkeyp
     (root / "blocks" / "train" / "t-ab.pddl").write_text(blocks_problem("t-ab", "ba"))
     summary = generate_plans(root, work, splits=["train"], jobs=1)
     assert {o.problem: o.cached for o in summary.outcomes} == {"t-ab": False, "t-abc": True}
-    assert read_trajectories(work / "blocks" / "train" / "trajectories.jsonl")[0]["plan"] == ["(pick-up b)", "(stack b a)"]
+    assert read_trajectories(work / "blocks" / "train" / "trajectories.jsonl")[0]["plan"] == [
+        "(pick-up b)",
+        "(stack b a)",
+    ]
 
 
 def test_timeouts_are_retried_only_under_new_limits(tmp_path, monkeypatch):
@@ -132,7 +135,14 @@ def test_kill_9_then_rerun_loses_and_duplicates_nothing(tmp_path):
     root = make_root(tmp_path / "pddl", towers(*TOWERS))
     work = tmp_path / "work"
     records = work / "blocks" / "train" / "records"
-    command = [sys.executable, str(REPO / "launch" / "generate_plans.py"), f"--pddl_root={root}", f"--workdir={work}", "--splits=train", "--jobs=1"]
+    command = [
+        sys.executable,
+        str(REPO / "launch" / "generate_plans.py"),
+        f"--pddl_root={root}",
+        f"--workdir={work}",
+        "--splits=train",
+        "--jobs=1",
+    ]
     proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -156,8 +166,15 @@ def test_kill_9_then_rerun_loses_and_duplicates_nothing(tmp_path):
 
 def test_cli_reports_bad_root_in_one_line(tmp_path):
     result = subprocess.run(
-        [sys.executable, str(REPO / "launch" / "generate_plans.py"), f"--pddl_root={tmp_path / 'nowhere'}", f"--workdir={tmp_path / 'w'}"],
-        cwd=REPO, capture_output=True, text=True,
+        [
+            sys.executable,
+            str(REPO / "launch" / "generate_plans.py"),
+            f"--pddl_root={tmp_path / 'nowhere'}",
+            f"--workdir={tmp_path / 'w'}",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == f"error: {tmp_path / 'nowhere'}: PDDL root is not a directory"
@@ -182,5 +199,7 @@ def test_a_plan_that_does_not_replay_is_an_error(tmp_path, monkeypatch):
     summary = generate_plans(root, tmp_path / "work", splits=["train"])
     [outcome] = summary.outcomes
     assert outcome.status == "error"
-    assert outcome.message.startswith(f"{root / 'blocks' / 'train' / 't-ab.pddl'}: invalid plan from Fast Downward: step 1")
+    assert outcome.message.startswith(
+        f"{root / 'blocks' / 'train' / 't-ab.pddl'}: invalid plan from Fast Downward: step 1"
+    )
     assert summary.exit_code == 1

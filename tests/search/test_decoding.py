@@ -1,13 +1,14 @@
 """Plan decoding: oracle models reproduce known plans; batching changes nothing."""
 
 import pathlib
+
 import numpy as np
 import pytest
 
-from statecentric_jax.search.decoding import DecodeConfig, decode, decode_sequential
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.search.decoding import DecodeConfig, decode, decode_sequential
 
 DOMAIN = (pathlib.Path(__file__).resolve().parents[2] / "data/domains/blocks/domain.pddl").read_text()
 
@@ -80,7 +81,9 @@ class OracleModel:
         return np.zeros((batch_size,), np.int32)
 
     def predict_next(self, states, goals, carry):
-        targets = np.stack([self.next_of[g.tobytes()][min(t + 1, len(self.next_of[g.tobytes()]) - 1)] for g, t in zip(goals, carry)])
+        targets = np.stack(
+            [self.next_of[g.tobytes()][min(t + 1, len(self.next_of[g.tobytes()]) - 1)] for g, t in zip(goals, carry)]
+        )
         return targets, carry + 1
 
 
