@@ -3,7 +3,7 @@
   python launch/plan.py --workdir=runs/blocks_wl_xgb_delta/seed13 \
       --domain=data/domains/blocks/domain.pddl --problem=p.pddl --out=plan.txt
 
-Exits non-zero with a one-line message if the problem is not solved within the horizon.
+Exit codes: 0 solved; 1 not solved within the horizon; 2 bad input (one `error:` line, checked before decoding).
 """
 
 from absl import flags
@@ -15,7 +15,7 @@ _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py 
 _DOMAIN = flags.DEFINE_string("domain", None, "Domain PDDL file.")
 _PROBLEM = flags.DEFINE_string("problem", None, "Problem PDDL file.")
 _OUT = flags.DEFINE_string("out", "plan.txt", "Where the plan goes.")
-_BEAM_WIDTH = flags.DEFINE_integer("beam_width", None, "Beam width (default: the run's config, 3).")
+_BEAM_WIDTH = flags.DEFINE_integer("beam_width", None, "Beam width (default: the run's config, 3).", lower_bound=1)
 flags.mark_flags_as_required(["workdir", "domain", "problem"])
 
 

@@ -77,3 +77,17 @@ def check(config: ml_collections.ConfigDict) -> None:
     ):
         if value not in allowed:
             raise InputError(None, f"config {name}={value!r} is not one of {', '.join(allowed)}")
+    for name, minimum in (
+        ("xgb.rounds", 1),
+        ("xgb.max_depth", 1),
+        ("xgb.n_jobs", 0),
+        ("data.jobs", 0),
+        ("decode.beam_width", 1),
+        ("lstm.epochs", 1),
+        ("lstm.batch_size", 1),
+    ):
+        section, key = name.split(".")
+        value = config[section].get(key) if section in config else None
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            auto = " (0 = all cores)" if minimum == 0 else ""
+            raise InputError(None, f"config {name}={value!r} must be an integer >= {minimum}{auto}")

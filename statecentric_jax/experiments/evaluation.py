@@ -3,20 +3,28 @@
 Results go to `<workdir>/eval/<split>/`: `results.jsonl` grows one line per
 finished instance (so an interrupted evaluation resumes where it stopped), and
 `results.json`, `results.csv` and `summary.json` are rewritten atomically at the
-end. Success means: the decoded plan replays in the symbolic simulator, reaches
-the goal, and is no longer than the horizon (optionally also checked by VAL).
+end. Every record carries a `fingerprint` of what determines it (hash of the
+model checkpoint, the decode settings, the problem's resolved path and content
+hash); on resume only records with the current fingerprint count, so a changed
+model, beam width or problem file is decoded again and its new record (last
+line wins) replaces the stale one. `<workdir>/eval/<split>/.lock` keeps a second
+evaluation of the same split out (it exits with one line). Success means:
+the decoded plan replays in the symbolic simulator, reaches the goal, and is no
+longer than the horizon (optionally also checked by VAL).
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import io
 import json
 import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -24,9 +32,9 @@ from collections.abc import Sequence
 from absl import logging
 from tqdm import tqdm
 
-from statecentric_jax.atomic import write_text
+from statecentric_jax.atomic import exclusive, open_append, write_text
 from statecentric_jax.errors import InputError
-from statecentric_jax.learning.train import load_model
+from statecentric_jax.learning.train import CHECKPOINT_DIR, load_model
 from statecentric_jax.planning.plans import PlanError, format_plan, simulate
 from statecentric_jax.planning.tasks import Task, load_task
 from statecentric_jax.problems import layout
@@ -43,6 +51,42 @@ RESULT_FIELDS = (
     "outcome",
     "plan",
 )
+# what a record's result depends on besides the problem; max_in_flight only batches the work
+_FINGERPRINT_SETTINGS = ("beam_width", "metric", "horizon_base", "horizon_per_object")
+
+
+def _hash_files(paths: Sequence[pathlib.Path]) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def run_fingerprint(workdir: pathlib.Path, settings: DecodeConfig, use_val: bool) -> str:
+    """Hash of the model checkpoint and the decode settings that determine every result."""
+    checkpoint = workdir / CHECKPOINT_DIR
+    files = sorted(p for p in checkpoint.rglob("*") if p.is_file()) if checkpoint.is_dir() else []
+    decoded = {name: getattr(settings, name) for name in _FINGERPRINT_SETTINGS}
+    return hashlib.sha256(json.dumps([_hash_files(files), decoded, use_val]).encode()).hexdigest()[:16]
+
+
+def problem_fingerprint(run: str, problem_file: pathlib.Path) -> str:
+    """The run's fingerprint plus the problem's resolved path and content."""
+    resolved = problem_file.resolve()
+    return hashlib.sha256(f"{run}\0{resolved}\0{_hash_files([resolved])}".encode()).hexdigest()[:16]
+
+
+def check_settings(beam_width: int | None, max_in_flight: int | None) -> None:
+    """Refuse decode settings under which decoding would do nothing (or spin forever)."""
+    for flag, value in (("beam_width", beam_width), ("max_in_flight", max_in_flight)):
+        if value is not None and value < 1:
+            raise InputError(f"--{flag}", f"must be at least 1, not {value}")
+
+
+class NotSolved(InputError):
+    """`plan_problem` ran fine but found no plan: exit code 1, not 2 (bad input)."""
+
+    exit_code = 1
 
 
 def decode_config(config, **overrides) -> DecodeConfig:
@@ -93,16 +137,18 @@ def _record(result: DecodeResult) -> dict:
     return {key: record[key] for key in RESULT_FIELDS}
 
 
-def _read_finished(path: pathlib.Path) -> dict[str, dict]:
-    """Records of instances already evaluated; a torn last line (killed run) is ignored."""
+def _read_finished(path: pathlib.Path, fingerprints: dict[str, str]) -> dict[str, dict]:
+    """Records still valid (fingerprint = current one), by problem file; a torn line (killed run) is ignored."""
     finished = {}
     if path.exists():
-        for line in path.read_text().splitlines():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            finished[record["problem_file"]] = record
+            key = record.get("problem_file") if isinstance(record, dict) else None
+            if key in fingerprints and record.get("fingerprint") == fingerprints[key]:
+                finished[key] = record
     return finished
 
 
@@ -115,7 +161,22 @@ def evaluate(
     use_val: bool = False,
 ) -> dict:
     """Decode every problem of `split` with the run in `workdir`; returns the summary."""
+    check_settings(beam_width, max_in_flight)
     workdir = pathlib.Path(workdir)
+    out_dir = workdir / "eval" / split
+    with exclusive(out_dir, f"another evaluation of {split}"):
+        return _evaluate(workdir, split, out_dir, pddl_root, beam_width, max_in_flight, use_val)
+
+
+def _evaluate(
+    workdir: pathlib.Path,
+    split: str,
+    out_dir: pathlib.Path,
+    pddl_root: str | os.PathLike | None,
+    beam_width: int | None,
+    max_in_flight: int,
+    use_val: bool,
+) -> dict:
     loaded = load_model(workdir)
     config = loaded.config
     pddl_root = pddl_root if pddl_root is not None else config.data.pddl_root
@@ -123,21 +184,23 @@ def evaluate(
     val_binary = shutil.which("Validate") if use_val else None
     if use_val and val_binary is None:
         raise InputError(None, "--use_val asks for VAL, but no 'Validate' binary is on PATH")
-    out_dir = workdir / "eval" / split
-    out_dir.mkdir(parents=True, exist_ok=True)
     progress_file = out_dir / "results.jsonl"
-    finished = _read_finished(progress_file)
 
     domain_file = layout.domain_file(pddl_root, config.data.domain)
-    problem_files = layout.problem_files(pddl_root, config.data.domain, split)
+    problem_files = [p.resolve() for p in layout.problem_files(pddl_root, config.data.domain, split)]
+    run = run_fingerprint(workdir, settings, use_val)
+    fingerprints = {str(p): problem_fingerprint(run, p) for p in problem_files}
+    finished = _read_finished(progress_file, fingerprints)
     tasks, records = [], dict(finished)
     for problem_file in problem_files:
         if str(problem_file) in finished:
             continue
         try:
-            tasks.append(load_task(domain_file, problem_file))
+            tasks.append(load_task(domain_file, str(problem_file)))
         except InputError as e:  # a broken problem is a failed instance, not a crashed run
-            logging.error("%s", e)
+            if e.path == os.fspath(domain_file):
+                raise  # ... but a broken domain fails every problem: one line, not one per problem
+            print(f"error: {e}", file=sys.stderr)
             records[str(problem_file)] = {
                 "problem_file": str(problem_file),
                 "problem": problem_file.stem,
@@ -148,6 +211,7 @@ def evaluate(
                 "seconds": 0.0,
                 "outcome": f"cannot load: {e.reason}",
                 "plan": [],
+                "fingerprint": fingerprints[str(problem_file)],
             }
     logging.info("%s: %d problems, %d already evaluated", split, len(problem_files), len(finished))
 
@@ -155,13 +219,14 @@ def evaluate(
     by_file = {task.problem_file: task for task in tasks}
     started = time.perf_counter()
     with (
-        open(progress_file, "a", encoding="utf-8") as log,
+        open_append(progress_file) as log,
         tqdm(total=len(tasks), desc=f"decode {split}", unit="problem") as bar,
     ):
 
         def on_result(result: DecodeResult) -> None:
             task = by_file[result.problem_file]
             record = _record(check_plan(task, result, settings, val_binary))
+            record["fingerprint"] = fingerprints[task.problem_file]
             records[task.problem_file] = record
             log.write(json.dumps(record) + "\n")
             log.flush()
@@ -191,7 +256,7 @@ def evaluate(
     writer = csv.DictWriter(buffer, fieldnames=RESULT_FIELDS)
     writer.writeheader()
     for record in ordered:
-        writer.writerow({**record, "plan": " ".join(record["plan"])})
+        writer.writerow({**{k: record[k] for k in RESULT_FIELDS}, "plan": " ".join(record["plan"])})
     write_text(out_dir / "results.csv", buffer.getvalue())
     write_text(out_dir / "summary.json", json.dumps(summary, indent=1))
     return summary
@@ -205,12 +270,18 @@ def plan_problem(
     beam_width: int | None = None,
 ) -> DecodeResult:
     """Decode one problem with a trained run and write an IPC plan file if solved."""
+    check_settings(beam_width, None)
+    out_dir = pathlib.Path(out).parent
+    if pathlib.Path(out).is_dir():
+        raise InputError(out, "is a directory, not a plan file")
+    if not out_dir.is_dir():
+        raise InputError(out, f"directory {out_dir} does not exist")
     loaded = load_model(workdir)
     task = load_task(domain_file, problem_file)
     settings = decode_config(loaded.config, beam_width=beam_width)
     result = check_plan(task, decode([task], loaded.model, loaded.encoder, settings)[0], settings)
     if not result.solved:
-        raise InputError(
+        raise NotSolved(
             problem_file, f"not solved: {result.outcome} after {result.steps} steps (horizon {settings.horizon(task)})"
         )
     write_text(pathlib.Path(out), format_plan(result.plan))
