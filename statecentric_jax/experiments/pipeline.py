@@ -77,6 +77,23 @@ def train_from_config(config, workdir: str | os.PathLike):
     return train.train_model(config, splits["train"], splits["validation"], encoder, workdir)
 
 
+def _flat(tree: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in tree.items():
+        out.update(_flat(value, f"{prefix}{key}.") if isinstance(value, dict) else {f"{prefix}{key}": value})
+    return out
+
+
+def _check_same_config(seed_dir: pathlib.Path, config) -> None:
+    """Refuse a workdir trained with another configuration rather than report its results as this one's."""
+    stored = _flat(json.loads(train.read_config(seed_dir).to_json()))
+    wanted = _flat(json.loads(config.to_json()))
+    differ = sorted(k for k in stored.keys() | wanted.keys() if stored.get(k) != wanted.get(k))
+    if differ:
+        shown = ", ".join(f"{k}={stored.get(k)!r} (not {wanted.get(k)!r})" for k in differ[:3])
+        raise InputError(seed_dir, f"holds another configuration: {shown}; use another --workdir")
+
+
 def _seed_config(config, seed: int):
     seeded = config.copy_and_resolve_references()
     seeded.seed = seed
@@ -92,6 +109,7 @@ def run_experiment(
     for seed in seeds:
         seed_dir = workdir / f"seed{seed}"
         if (seed_dir / train.CONFIG_FILE).exists():  # written last: training finished
+            _check_same_config(seed_dir, _seed_config(config, seed))
             logging.info("seed %d: trained model found in %s", seed, seed_dir)
         else:
             shutil.rmtree(seed_dir / "eval", ignore_errors=True)  # results of an older model

@@ -241,3 +241,13 @@ def test_killed_evaluations_resume_to_the_uninterrupted_result(fresh, tmp_path):
         proc.wait()
     assert subprocess.run(command, cwd=REPO, capture_output=True).returncode == 0
     assert stable(fresh) == stable(reference)
+
+
+def test_run_experiment_refuses_a_workdir_of_another_configuration(run):
+    config = config_lib.table1("blocks", "wl", "xgb", "delta")
+    stored = json.loads((run / "config.json").read_text())
+    config.data.pddl_root = stored["data"]["pddl_root"]
+    config.data.cache_dir = stored["data"]["cache_dir"]
+    config.xgb.rounds = 5  # the run was trained with 4
+    with pytest.raises(InputError, match="another configuration: xgb.rounds=4"):
+        pipeline.run_experiment(config, run.parent, seeds=[13], splits=["validation"])
