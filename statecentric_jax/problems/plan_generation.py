@@ -308,6 +308,8 @@ def read_trajectories(path: str | os.PathLike) -> list[dict]:
             lines = f.read().splitlines()
     except OSError as e:
         raise InputError(path, f"cannot read trajectories ({e.strerror or e})") from None
+    except UnicodeDecodeError:
+        raise InputError(path, "not a trajectories file (binary, not UTF-8 JSON lines)") from None
     trajectories = []
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
@@ -319,6 +321,11 @@ def read_trajectories(path: str | os.PathLike) -> list[dict]:
         missing = [k for k in TRAJECTORY_KEYS if not isinstance(item, dict) or k not in item]
         if missing:
             raise InputError(path, f"line {lineno} lacks {', '.join(missing)}")
+        lists = ("plan", "states", "static")
+        if not all(isinstance(item[k], list) for k in lists) or not all(
+            isinstance(state, list) and all(isinstance(atom, str) for atom in state) for state in item["states"]
+        ):
+            raise InputError(path, f"line {lineno}: plan, static and states must be lists (states of atom strings)")
         if len(item["states"]) != len(item["plan"]) + 1:
             raise InputError(path, f"line {lineno}: {len(item['plan'])} actions but {len(item['states'])} states")
         trajectories.append(item)
