@@ -72,7 +72,9 @@ def prepare_data(config) -> tuple[dict[str, datasets.EmbeddedSplit], object]:
 
 
 def train_from_config(config, workdir: str | os.PathLike):
-    """Prepare the data and train one model into `workdir`."""
+    """Prepare the data and train one model into `workdir` (its config stores the absolute PDDL root,
+    so the run evaluates from any working directory)."""
+    config = _absolute_root(config)
     splits, encoder = prepare_data(config)
     return train.train_model(config, splits["train"], splits["validation"], encoder, workdir)
 
@@ -94,8 +96,14 @@ def _check_same_config(seed_dir: pathlib.Path, config) -> None:
         raise InputError(seed_dir, f"holds another configuration: {shown}; use another --workdir")
 
 
+def _absolute_root(config):
+    resolved = config.copy_and_resolve_references()
+    resolved.data.pddl_root = os.path.abspath(resolved.data.pddl_root)
+    return resolved
+
+
 def _seed_config(config, seed: int):
-    seeded = config.copy_and_resolve_references()
+    seeded = _absolute_root(config)
     seeded.seed = seed
     return seeded
 

@@ -251,3 +251,15 @@ def test_run_experiment_refuses_a_workdir_of_another_configuration(run):
     config.xgb.rounds = 5  # the run was trained with 4
     with pytest.raises(InputError, match="another configuration: xgb.rounds=4"):
         pipeline.run_experiment(config, run.parent, seeds=[13], splits=["validation"])
+
+
+def test_relative_root_is_stored_absolute(root, tmp_path, monkeypatch):
+    config = config_lib.table1("blocks", "wl", "xgb", "delta")
+    monkeypatch.chdir(root.parent)
+    config.data.pddl_root = root.name
+    config.data.cache_dir = str(tmp_path / "cache")
+    config.xgb.rounds = 2
+    pipeline.train_from_config(config, tmp_path / "run")
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["data"]["pddl_root"] == str(root)
+    monkeypatch.chdir(tmp_path)
+    assert evaluate(tmp_path / "run", "validation")["problems"] == 1
