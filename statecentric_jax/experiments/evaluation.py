@@ -36,7 +36,7 @@ from statecentric_jax.atomic import exclusive, open_append, write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.train import CHECKPOINT_DIR, load_model
 from statecentric_jax.planning.plans import PlanError, format_plan, simulate
-from statecentric_jax.planning.tasks import Task, load_task
+from statecentric_jax.planning.tasks import Task, check_domain, load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.search.decoding import DecodeConfig, DecodeResult, DecodeStats, decode
 
@@ -187,6 +187,7 @@ def _evaluate(
     progress_file = out_dir / "results.jsonl"
 
     domain_file = layout.domain_file(pddl_root, config.data.domain)
+    check_domain(domain_file)  # a bad domain is one line for the whole split, not one per problem
     problem_files = [p.resolve() for p in layout.problem_files(pddl_root, config.data.domain, split)]
     run = run_fingerprint(workdir, settings, use_val)
     fingerprints = {str(p): problem_fingerprint(run, p) for p in problem_files}
@@ -198,8 +199,6 @@ def _evaluate(
         try:
             tasks.append(load_task(domain_file, str(problem_file)))
         except InputError as e:  # a broken problem is a failed instance, not a crashed run
-            if e.path == os.fspath(domain_file):
-                raise  # ... but a broken domain fails every problem: one line, not one per problem
             print(f"error: {e}", file=sys.stderr)
             records[str(problem_file)] = {
                 "problem_file": str(problem_file),

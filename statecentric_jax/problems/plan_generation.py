@@ -33,7 +33,7 @@ from absl import logging
 from statecentric_jax.atomic import replace_atomically, write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.plans import format_plan, simulate, write_plan
-from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.planning.tasks import check_domain, load_task
 from statecentric_jax.problems import fast_downward, layout
 
 TRAJECTORY_KEYS = ("problem", "problem_file", "domain_file", "plan", "static", "states")
@@ -277,6 +277,7 @@ def generate_plans(
                 summary.split_failures.append(str(e))
                 logging.warning("%s", e)
                 continue
+            check_domain(group.domain_file)  # a bad domain ends the job with one line (exit 2)
             cached, left = group.take_cached(limits)
             summary.outcomes.extend(cached)
             todo.extend((group, problem_file) for problem_file in left)

@@ -263,3 +263,11 @@ def test_relative_root_is_stored_absolute(root, tmp_path, monkeypatch):
     assert json.loads((tmp_path / "run" / "config.json").read_text())["data"]["pddl_root"] == str(root)
     monkeypatch.chdir(tmp_path)
     assert evaluate(tmp_path / "run", "validation")["problems"] == 1
+
+
+def test_bad_domain_makes_generate_plans_one_line(root, tmp_path):
+    bad = tmp_path / "root"
+    shutil.copytree(root, bad)
+    (bad / "blocks" / "domain.pddl").write_text("(define (domain blocks)")
+    proc = launch("generate_plans.py", f"--pddl_root={bad}", f"--workdir={tmp_path}/plans", "--splits=validation")
+    one_error_line(proc, f"error: {bad}/blocks/domain.pddl:")
