@@ -15,7 +15,7 @@ _SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "Where the runs go, one fold
 _CONFIGS = flags.DEFINE_list(
     "configs", list(sweep.TABLE1_CONFIGS), "Config names in configs/, or paths to config files."
 )
-_PARALLEL = flags.DEFINE_integer("parallel", 1, "Configurations run at the same time.")
+_PARALLEL = flags.DEFINE_integer("parallel", 1, "Configurations run at the same time.", lower_bound=1)
 _SEEDS = flags.DEFINE_list("seeds", [str(s) for s in pipeline.SEEDS], "Seeds to train and evaluate.")
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", None, "PDDL root for every run (default: each config's data.pddl_root).")
 _CACHE_DIR = flags.DEFINE_string("cache_dir", None, "Plans and datasets cache (default: each config's data.cache_dir).")

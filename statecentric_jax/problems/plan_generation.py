@@ -265,6 +265,8 @@ def generate_plans(
     rest goes on; the returned Summary says what happened and gives the exit code.
     """
     fast_downward.driver_path()  # fail once, up front, if the planner is missing
+    if not pathlib.Path(pddl_root).is_dir():
+        raise InputError(pddl_root, "PDDL root is not a directory")
     configs = fast_downward.default_configs(astar_time_limit, gbfs_time_limit)
     limits = _limits(configs, memory_limit_mb)
     summary = Summary(strict=strict)
