@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 
 
-def replace_atomically(path: str | os.PathLike, write: Callable[[pathlib.Path], None]) -> None:
+def replace_atomically(path: str | os.PathLike, write: Callable[[pathlib.Path], object]) -> None:
     """`write` a temporary sibling of `path`, then rename it over `path`."""
     path = pathlib.Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")

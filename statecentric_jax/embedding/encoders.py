@@ -289,7 +289,9 @@ class WLEncoder(Encoder):
 
     def _fast_graph(self, task: Task) -> TaskGraph:
         self._check_task(task)
-        return self._fast.graph(task)
+        fast = self._fast_engine()
+        assert fast is not None, "the incremental WL path is used only where it is supported"
+        return fast.graph(task)
 
     def _embed_wlplan(self, pairs: Sequence[Pair]) -> tuple[np.ndarray, float]:
         out = np.zeros((len(pairs), self.dim), np.float32)
@@ -304,8 +306,9 @@ class WLEncoder(Encoder):
         return out, unseen / max(seen + unseen, 1)
 
     def embed_with_unseen(self, pairs: Sequence[Pair]) -> tuple[np.ndarray, float]:
-        if self.use_fast and self._fast_engine() is not None:
-            out, unseen, total = self._fast.embed([(self._graphs(task), state) for task, state in pairs])
+        fast = self._fast_engine() if self.use_fast else None
+        if fast is not None:
+            out, unseen, total = fast.embed([(self._graphs(task), state) for task, state in pairs])
             fraction = unseen / max(total, 1)
         else:
             out, fraction = self._embed_wlplan(pairs)
@@ -464,7 +467,7 @@ class FSFEncoder(Encoder):
 
 # ------------------------------------------------------------------------ front
 
-_CLASSES = {"wl": WLEncoder, "fsf": FSFEncoder}
+_CLASSES: dict[str, type[WLEncoder] | type[FSFEncoder]] = {"wl": WLEncoder, "fsf": FSFEncoder}
 
 
 def fit_encoder(

@@ -26,6 +26,7 @@ from absl import logging
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding import datasets
+from statecentric_jax.embedding.encoders import Encoder
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import evaluation
 from statecentric_jax.learning import train
@@ -49,7 +50,7 @@ def cache_dirs(config) -> tuple[pathlib.Path, pathlib.Path]:
     return base / "plans" / rid, base / "datasets" / rid / config.data.domain / config.data.encoding
 
 
-def prepare_data(config) -> tuple[dict[str, datasets.EmbeddedSplit], object]:
+def prepare_data(config) -> tuple[dict[str, datasets.EmbeddedSplit], Encoder]:
     """Plans (Fast Downward, cached) and embedded train/validation splits (cached)."""
     config_lib.check(config)  # fail before any work on a misspelt config
     plans_dir, dataset_dir = cache_dirs(config)

@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+import ml_collections
 from absl import logging
 from tqdm import tqdm
 
@@ -53,7 +54,7 @@ class Job:
 
     name: str
     path: pathlib.Path
-    config: object  # ml_collections.ConfigDict, with absolute pddl_root and cache_dir
+    config: ml_collections.ConfigDict  # with absolute pddl_root and cache_dir
 
     def command(self, run_dir: pathlib.Path, seeds: Sequence[int]) -> list[str]:
         return [
@@ -92,8 +93,9 @@ def load_config(path: pathlib.Path, pddl_root: str | None = None, cache_dir: str
     Absolute paths keep the runs' recorded configs meaningful from any working directory.
     """
     spec = importlib.util.spec_from_file_location(f"_sweep_config_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
     try:
+        assert spec is not None and spec.loader is not None, "a .py path always has a spec"
+        module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         config = module.get_config()
     except Exception as e:  # a config file is user input: any failure is bad input
@@ -144,11 +146,12 @@ def _prepare(jobs: Sequence[Job], result: SweepResult, bar: tqdm) -> list[Job]:
                 errors[key] = None
             except InputError as e:
                 errors[key] = f"data preparation failed: {e}"
-        if errors[key] is None:
+        error = errors[key]
+        if error is None:
             ready.append(job)
         else:
-            result.failed[job.name] = errors[key]
-            bar.write(f"{job.name}: FAILED, {errors[key]}")
+            result.failed[job.name] = error
+            bar.write(f"{job.name}: FAILED, {error}")
             bar.update()
     return ready
 

@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import flax.linen as nn
 import jax
@@ -82,7 +82,7 @@ def batch_loss(module: nn.Module, params: Any, inputs: jax.Array, targets: jax.A
     """Mean loss over the real steps of a padded batch, the sequences starting from a zero carry."""
     carry = zero_carry(inputs.shape[0], module.hidden, module.layers)
     _, outputs = module.apply({"params": params}, carry, inputs)
-    return masked_mean(step_losses(outputs, targets, module.mode), mask)
+    return masked_mean(step_losses(cast(jax.Array, outputs), targets, module.mode), mask)
 
 
 def _bucket(n: int, cap: int | None = None) -> int:

@@ -66,7 +66,8 @@ def _check_data(
         if split.domain != config.data.domain or split.encoding != config.data.encoding:
             raise InputError(
                 None,
-                f"{split.split} data is {split.domain}/{split.encoding}, config wants {config.data.domain}/{config.data.encoding}",
+                f"{split.split} data is {split.domain}/{split.encoding},"
+                f" config wants {config.data.domain}/{config.data.encoding}",
             )
         if not any(len(t) > 1 for t in split.trajectories):
             raise InputError(None, f"{split.split} split of {split.domain} has no transition to learn from")

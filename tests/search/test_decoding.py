@@ -15,7 +15,10 @@ DOMAIN = (pathlib.Path(__file__).resolve().parents[2] / "data/domains/blocks/dom
 
 def problem(name, blocks, goal):
     init = " ".join(f"(clear {b}) (ontable {b})" for b in blocks)
-    return f"(define (problem {name}) (:domain blocks) (:objects {' '.join(blocks)}) (:init {init} (handempty)) (:goal (and {goal})))"
+    return (
+        f"(define (problem {name}) (:domain blocks) (:objects {' '.join(blocks)})"
+        f" (:init {init} (handempty)) (:goal (and {goal})))"
+    )
 
 
 PROBLEMS = {
@@ -160,7 +163,8 @@ def test_horizon_is_respected(tasks):
 def test_dead_end_ends_only_that_instance(tmp_path, tasks):
     # One block, unreachable goal: pick-up, then put-down would revisit s_0 -> dead end.
     (tmp_path / "trap.pddl").write_text(
-        "(define (problem trap) (:domain blocks) (:objects a) (:init (clear a) (ontable a) (handempty)) (:goal (and (on a a))))"
+        "(define (problem trap) (:domain blocks) (:objects a)"
+        " (:init (clear a) (ontable a) (handempty)) (:goal (and (on a a))))"
     )
     trap = load_task(tmp_path / "domain.pddl", tmp_path / "trap.pddl")
     encoder = AtomEncoder()
