@@ -22,7 +22,9 @@ from statecentric_jax.experiments.evaluation import decode_config
 from statecentric_jax.learning.train import CONFIG_FILE, load_model
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
-from statecentric_jax.search.decoding import DecodeStats, decode, decode_sequential
+from statecentric_jax.search.decoding import decode
+from statecentric_jax.search.expander import DecodeStats
+from statecentric_jax.search.sequential import decode_sequential
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root.")
 _DOMAINS = flags.DEFINE_list("domains", ["visitall", "blocks"], "Domains to benchmark.")

@@ -53,6 +53,10 @@ def base() -> ml_collections.ConfigDict:
     config.decode.beam_width = 3
     config.decode.horizon_base = 100
     config.decode.horizon_per_object = 10
+    config.decode.strategy = "beam"  # the paper's; see statecentric_jax/search/strategies.py for the others
+    config.decode.budget = 10_000  # node expansions per problem (all strategies but beam)
+    config.decode.priority = "cumulative"  # best-first without a cost-to-go: summed or last-step distance
+    config.decode.value_weight = 0.0  # best-first with a cost-to-go: value + weight * distance
     return config
 
 

@@ -32,7 +32,7 @@ import pathlib
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 from wlplan.data import DomainDataset, ProblemDataset
@@ -98,6 +98,17 @@ class _TaskCache(Generic[T]):
         else:
             self._entries.move_to_end(id(task))
         return entry[1]
+
+
+class StateEncoder(Protocol):
+    """What decoding needs from an embedding: batched state and goal embeddings of one width."""
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, pairs: Sequence[Pair]) -> np.ndarray: ...
+
+    def embed_goals(self, tasks: Sequence[Task]) -> np.ndarray: ...
 
 
 class Encoder:

@@ -30,7 +30,9 @@ from statecentric_jax.learning.train import load_model
 from statecentric_jax.planning.plans import PlanError, format_plan, simulate
 from statecentric_jax.planning.tasks import Task, load_task
 from statecentric_jax.problems import layout
-from statecentric_jax.search.decoding import DecodeConfig, DecodeResult, DecodeStats, decode
+from statecentric_jax.search.base import DecodeConfig, DecodeResult
+from statecentric_jax.search.decoding import decode
+from statecentric_jax.search.expander import DecodeStats
 
 RESULT_FIELDS = (
     "problem_file",
@@ -46,16 +48,13 @@ RESULT_FIELDS = (
 
 
 def decode_config(config, **overrides) -> DecodeConfig:
-    """Decoding settings of a run: cosine for state-mode models, Euclidean for delta mode."""
-    metric = "cosine" if config.model.mode == "state" else "euclidean"
-    settings = dict(
-        beam_width=config.decode.beam_width,
-        metric=metric,
-        horizon_base=config.decode.horizon_base,
-        horizon_per_object=config.decode.horizon_per_object,
-    )
+    """Decoding settings of a run: cosine for state-mode models, Euclidean for delta mode.
+
+    Runs trained before a setting existed get its default (the paper's decoder)."""
+    settings = {field.name: config.decode.get(field.name) for field in dataclasses.fields(DecodeConfig)}
+    settings["metric"] = "cosine" if config.model.mode == "state" else "euclidean"
     settings.update({k: v for k, v in overrides.items() if v is not None})
-    return DecodeConfig(**settings)
+    return DecodeConfig(**{k: v for k, v in settings.items() if v is not None})
 
 
 def check_plan(task: Task, result: DecodeResult, config: DecodeConfig, val_binary: str | None = None) -> DecodeResult:
@@ -113,13 +112,17 @@ def evaluate(
     beam_width: int | None = None,
     max_in_flight: int = 256,
     use_val: bool = False,
+    strategy: str | None = None,
+    budget: int | None = None,
 ) -> dict:
     """Decode every problem of `split` with the run in `workdir`; returns the summary."""
     workdir = pathlib.Path(workdir)
     loaded = load_model(workdir)
     config = loaded.config
     pddl_root = pddl_root if pddl_root is not None else config.data.pddl_root
-    settings = decode_config(config, beam_width=beam_width, max_in_flight=max_in_flight)
+    settings = decode_config(
+        config, beam_width=beam_width, max_in_flight=max_in_flight, strategy=strategy, budget=budget
+    )
     val_binary = shutil.which("Validate") if use_val else None
     if use_val and val_binary is None:
         raise InputError(None, "--use_val asks for VAL, but no 'Validate' binary is on PATH")
@@ -185,6 +188,8 @@ def evaluate(
         "time_breakdown": dataclasses.asdict(stats),
         "beam_width": settings.beam_width,
         "metric": settings.metric,
+        "strategy": settings.strategy,
+        "budget": settings.budget,
     }
     write_text(out_dir / "results.json", json.dumps(ordered, indent=1))
     buffer = io.StringIO()
@@ -203,11 +208,13 @@ def plan_problem(
     problem_file: str,
     out: str | os.PathLike,
     beam_width: int | None = None,
+    strategy: str | None = None,
+    budget: int | None = None,
 ) -> DecodeResult:
     """Decode one problem with a trained run and write an IPC plan file if solved."""
     loaded = load_model(workdir)
     task = load_task(domain_file, problem_file)
-    settings = decode_config(loaded.config, beam_width=beam_width)
+    settings = decode_config(loaded.config, beam_width=beam_width, strategy=strategy, budget=budget)
     result = check_plan(task, decode([task], loaded.model, loaded.encoder, settings)[0], settings)
     if not result.solved:
         raise InputError(
