@@ -8,14 +8,18 @@ same configs without going through a file.
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import ml_collections
 
+from statecentric_jax.embedding.encoders import KINDS as ENCODINGS
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.transitions import MODES
 
-ENCODINGS = ("wl", "fsf")
-MODEL_KINDS = ("lstm", "xgb")
-MULTI_STRATEGIES = ("one_output_per_tree", "multi_output_tree")
+ModelKind = Literal["lstm", "xgb"]
+MODEL_KINDS: tuple[str, ...] = get_args(ModelKind)
+MultiStrategy = Literal["one_output_per_tree", "multi_output_tree"]
+MULTI_STRATEGIES: tuple[str, ...] = get_args(MultiStrategy)
 
 
 def base() -> ml_collections.ConfigDict:

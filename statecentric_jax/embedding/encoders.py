@@ -32,7 +32,7 @@ import pathlib
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar, get_args
 
 import numpy as np
 from wlplan.data import DomainDataset, ProblemDataset
@@ -45,7 +45,8 @@ from statecentric_jax.errors import InputError
 from statecentric_jax.planning.tasks import Task, atom_arguments, atom_predicate
 from statecentric_jax.problems.domains import DOMAINS
 
-KINDS = ("wl", "fsf")
+Encoding = Literal["wl", "fsf"]
+KINDS: tuple[str, ...] = get_args(Encoding)
 FSF_DOMAINS = DOMAINS  # FSF is hand-designed for exactly these
 FSF_PAD = -99.0  # slot beyond this problem's objects
 FSF_DONT_CARE = -10.0  # the goal says nothing about this slot

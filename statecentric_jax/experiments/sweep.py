@@ -1,6 +1,6 @@
 """Run many configurations (by default the 32 Table 1 columns x domains) as parallel processes.
 
-Each configuration runs as `launch/run_experiment.py` in its own process, so a
+Each configuration runs as `sweep_worker` in its own process, so a
 crash or a leak in one cannot take the others down, into `<sweep_dir>/<name>/`
 with its output in `<sweep_dir>/<name>/log.txt`. A rerun skips configurations
 whose `results.json` already holds every seed and split (and `run_experiment`
@@ -35,7 +35,7 @@ from statecentric_jax.learning.transitions import MODES
 from statecentric_jax.problems import layout
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-RUNNER = REPO / "launch" / "run_experiment.py"
+CONFIG_FILE = "sweep_config.json"  # the resolved configuration a run's worker reads
 TABLE1_CONFIGS = tuple(
     f"{domain}_{encoding}_{kind}_{mode}"
     for domain in layout.DOMAINS
@@ -57,14 +57,15 @@ class Job:
     config: ml_collections.ConfigDict  # with absolute pddl_root and cache_dir
 
     def command(self, run_dir: pathlib.Path, seeds: Sequence[int]) -> list[str]:
+        """The worker process for this configuration; writes the configuration it reads."""
+        write_text(run_dir / CONFIG_FILE, self.config.to_json(indent=1))
         return [
             sys.executable,
-            str(RUNNER),
-            f"--config={self.path}",
+            "-m",
+            "statecentric_jax.experiments.sweep_worker",
+            f"--config_json={run_dir / CONFIG_FILE}",
             f"--workdir={run_dir}",
             f"--seeds={','.join(str(s) for s in seeds)}",
-            f"--config.data.pddl_root={self.config.data.pddl_root}",
-            f"--config.data.cache_dir={self.config.data.cache_dir}",
         ]
 
 
