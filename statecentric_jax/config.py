@@ -20,6 +20,8 @@ ModelKind = Literal["lstm", "xgb"]
 MODEL_KINDS: tuple[str, ...] = get_args(ModelKind)
 MultiStrategy = Literal["one_output_per_tree", "multi_output_tree"]
 MULTI_STRATEGIES: tuple[str, ...] = get_args(MultiStrategy)
+ValueKind = Literal["none", "ridge"]
+VALUE_KINDS: tuple[str, ...] = get_args(ValueKind)
 
 
 def base() -> ml_collections.ConfigDict:
@@ -61,6 +63,10 @@ def base() -> ml_collections.ConfigDict:
     config.decode.budget = 10_000  # node expansions per problem (all strategies but beam)
     config.decode.priority = "cumulative"  # best-first without a cost-to-go: summed or last-step distance
     config.decode.value_weight = 0.0  # best-first with a cost-to-go: value + weight * distance
+
+    config.value = ml_collections.ConfigDict()  # a learned cost-to-go (learning/value.py), used by best-first
+    config.value.kind = "none"  # or "ridge"
+    config.value.alphas = (0.1, 1.0, 10.0, 100.0, 1000.0)  # ridge strengths, chosen on validation
     return config
 
 
@@ -75,6 +81,11 @@ def table1(domain: str, encoding: str, kind: str, mode: str) -> ml_collections.C
     return config
 
 
+def value_kind(config: ml_collections.ConfigDict) -> str:
+    """The config's cost-to-go model; "none" for runs from before it existed."""
+    return config.value.kind if "value" in config else "none"
+
+
 def check(config: ml_collections.ConfigDict) -> None:
     """Refuse settings no model understands, before any work is done."""
     for name, value, allowed in (
@@ -82,6 +93,7 @@ def check(config: ml_collections.ConfigDict) -> None:
         ("model.kind", config.model.kind, MODEL_KINDS),
         ("model.mode", config.model.mode, MODES),
         ("xgb.multi_strategy", config.xgb.multi_strategy, MULTI_STRATEGIES),
+        ("value.kind", value_kind(config), VALUE_KINDS),
     ):
         if value not in allowed:
             raise InputError(None, f"config {name}={value!r} is not one of {', '.join(allowed)}")

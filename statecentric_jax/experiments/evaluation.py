@@ -26,13 +26,13 @@ from tqdm import tqdm
 
 from statecentric_jax.atomic import write_text
 from statecentric_jax.errors import InputError
-from statecentric_jax.learning.train import load_model
+from statecentric_jax.learning.train import LoadedModel, load_model
 from statecentric_jax.planning.plans import PlanError, format_plan, simulate
 from statecentric_jax.planning.tasks import Task, load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.search.base import DecodeConfig, DecodeResult
 from statecentric_jax.search.decoding import decode
-from statecentric_jax.search.expander import DecodeStats
+from statecentric_jax.search.expander import CostToGo, DecodeStats
 
 RESULT_FIELDS = (
     "problem_file",
@@ -55,6 +55,11 @@ def decode_config(config, **overrides) -> DecodeConfig:
     settings["metric"] = "cosine" if config.model.mode == "state" else "euclidean"
     settings.update({k: v for k, v in overrides.items() if v is not None})
     return DecodeConfig(**{k: v for k, v in settings.items() if v is not None})
+
+
+def _cost_to_go(loaded: LoadedModel, settings: DecodeConfig) -> CostToGo | None:
+    """The run's learned cost-to-go, for the one strategy that uses it."""
+    return loaded.cost_to_go if settings.strategy == "best_first" else None
 
 
 def check_plan(task: Task, result: DecodeResult, config: DecodeConfig, val_binary: str | None = None) -> DecodeResult:
@@ -170,7 +175,7 @@ def evaluate(
             log.flush()
             bar.update()
 
-        decode(tasks, loaded.model, loaded.encoder, settings, on_result=on_result, stats=stats)
+        decode(tasks, loaded.model, loaded.encoder, settings, on_result, stats, _cost_to_go(loaded, settings))
     elapsed = time.perf_counter() - started
 
     ordered = [records[str(p)] for p in problem_files]
@@ -215,7 +220,8 @@ def plan_problem(
     loaded = load_model(workdir)
     task = load_task(domain_file, problem_file)
     settings = decode_config(loaded.config, beam_width=beam_width, strategy=strategy, budget=budget)
-    result = check_plan(task, decode([task], loaded.model, loaded.encoder, settings)[0], settings)
+    decoded = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=_cost_to_go(loaded, settings))[0]
+    result = check_plan(task, decoded, settings)
     if not result.solved:
         raise InputError(
             problem_file, f"not solved: {result.outcome} after {result.steps} steps (horizon {settings.horizon(task)})"
