@@ -18,10 +18,10 @@ from absl import app, flags
 from benchmarks.common import machine_line
 from statecentric_jax import config as config_lib
 from statecentric_jax.experiments import pipeline
-from statecentric_jax.experiments.evaluation import decode_config
 from statecentric_jax.learning.train import CONFIG_FILE, load_model
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
+from statecentric_jax.search.base import decode_config
 from statecentric_jax.search.decoding import decode
 from statecentric_jax.search.expander import DecodeStats
 from statecentric_jax.search.sequential import decode_sequential

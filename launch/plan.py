@@ -6,6 +6,8 @@
 Exits non-zero with a one-line message if the problem is not solved within the horizon.
 """
 
+import sys
+
 from absl import flags
 
 from statecentric_jax.cli import run_main
@@ -35,7 +37,11 @@ def main(argv):
         strategy=_STRATEGY.value,
         budget=_BUDGET.value,
     )
+    if not result.solved:
+        print(f"not solved: {_PROBLEM.value}: {result.outcome} after {result.steps} steps", file=sys.stderr)
+        return 1
     print(f"solved {result.problem}: {len(result.plan)} actions, {result.seconds:.2f} s -> {_OUT.value}")
+    return 0
 
 
 if __name__ == "__main__":

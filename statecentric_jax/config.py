@@ -15,6 +15,7 @@ import ml_collections
 from statecentric_jax.embedding.encoders import KINDS as ENCODINGS
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.transitions import MODES
+from statecentric_jax.search.base import decode_config
 
 ModelKind = Literal["lstm", "xgb"]
 MODEL_KINDS: tuple[str, ...] = get_args(ModelKind)
@@ -66,7 +67,7 @@ def base() -> ml_collections.ConfigDict:
 
     config.value = ml_collections.ConfigDict()  # a learned cost-to-go (learning/value.py), used by best-first
     config.value.kind = "none"  # or "ridge"
-    config.value.alphas = (0.1, 1.0, 10.0, 100.0, 1000.0)  # ridge strengths, chosen on validation
+    config.value.alphas = [0.1, 1.0, 10.0, 100.0, 1000.0]  # ridge strengths, chosen on validation
     return config
 
 
@@ -97,3 +98,17 @@ def check(config: ml_collections.ConfigDict) -> None:
     ):
         if value not in allowed:
             raise InputError(None, f"config {name}={value!r} is not one of {', '.join(allowed)}")
+    for name, value, least in (
+        ("lstm.hidden", config.lstm.hidden, 1),
+        ("lstm.layers", config.lstm.layers, 1),
+        ("lstm.batch_size", config.lstm.batch_size, 1),
+        ("lstm.epochs", config.lstm.epochs, 1),
+        ("xgb.max_depth", config.xgb.max_depth, 1),
+        ("xgb.rounds", config.xgb.rounds, 1),
+        ("xgb.early_stopping", config.xgb.early_stopping, 1),
+        ("xgb.n_jobs", config.xgb.n_jobs, 0),
+        ("data.jobs", config.data.jobs, 0),
+    ):
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise InputError(None, f"config {name}={value!r} must be an integer >= {least}")
+    decode_config(config)  # raises on a bad decode setting

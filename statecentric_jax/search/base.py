@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import time
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from statecentric_jax.embedding.encoders import StateEncoder
 from statecentric_jax.errors import InputError
@@ -116,3 +116,13 @@ def finish(inst: Instance, outcome: Outcome, node: Node | None) -> DecodeResult:
         seconds=time.perf_counter() - inst.started,
         outcome=outcome.value,
     )
+
+
+def decode_config(config: Any, **overrides: Any) -> DecodeConfig:
+    """Decoding settings of a run: cosine for state-mode models, Euclidean for delta mode.
+
+    Runs trained before a setting existed get its default (the paper's decoder)."""
+    settings = {field.name: config.decode.get(field.name) for field in dataclasses.fields(DecodeConfig)}
+    settings["metric"] = "cosine" if config.model.mode == "state" else "euclidean"
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    return DecodeConfig(**{k: v for k, v in settings.items() if v is not None})
