@@ -26,7 +26,9 @@ def _parse_flags(argv: Sequence[str]) -> list[str]:
         rest = flags.FLAGS(argv)
         for name in flags.FLAGS:  # a config file that failed to load raises only when used: use it here
             value = flags.FLAGS[name].value
-            if type(value).__name__ == "_ErrorConfig":  # ml_collections' stand-in for a failed config file
+            if (
+                value is not None and type(value).__name__ == "_ErrorConfig"
+            ):  # ml_collections' stand-in for a failed config file
                 value.to_dict()
         return rest
     except flags.Error as e:
