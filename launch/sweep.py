@@ -8,14 +8,14 @@ finished configurations, seeds and splits. Wall time and peak memory: <sweep_dir
 
 from absl import flags
 
-from statecentric_jax.cli import integers, run_main
+from statecentric_jax.cli import parse_ints, run_main
 from statecentric_jax.experiments import pipeline, sweep
 
 _SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "Where the runs go, one folder per configuration.")
 _CONFIGS = flags.DEFINE_list(
     "configs", list(sweep.TABLE1_CONFIGS), "Config names in configs/, or paths to config files."
 )
-_PARALLEL = flags.DEFINE_integer("parallel", 1, "Configurations run at the same time.", lower_bound=1)
+_PARALLEL = flags.DEFINE_integer("parallel", 1, "Configurations run at the same time.")
 _SEEDS = flags.DEFINE_list("seeds", [str(s) for s in pipeline.SEEDS], "Seeds to train and evaluate.")
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", None, "PDDL root for every run (default: each config's data.pddl_root).")
 _CACHE_DIR = flags.DEFINE_string("cache_dir", None, "Plans and datasets cache (default: each config's data.cache_dir).")
@@ -27,7 +27,7 @@ def main(argv):
     result = sweep.run_sweep(
         _SWEEP_DIR.value,
         configs=_CONFIGS.value,
-        seeds=integers("seeds", _SEEDS.value),
+        seeds=parse_ints("seeds", _SEEDS.value),
         parallel=_PARALLEL.value,
         pddl_root=_PDDL_ROOT.value,
         cache_dir=_CACHE_DIR.value,

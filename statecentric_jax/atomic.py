@@ -1,10 +1,9 @@
-"""Atomic file writes, torn-tail-safe appends and per-directory locks.
+"""Atomic file writes: readers, and a rerun after kill -9, see the old file or the new one.
 
-Readers, and a rerun after kill -9, see the old file or the new one. Append-only
-files (`results.jsonl`, logs) may end in a torn line after a crash: `open_append`
-drops it before appending. `exclusive` holds `<dir>/.lock` (containing the
-owner's PID) with fcntl.flock, which the kernel releases when the owner dies, so
-a lock left by a killed process is never stale.
+Append-only JSON-lines files are opened with `open_for_append`, which first drops a torn
+last line (a process killed mid-write), so the next record never lands on a fragment.
+An `exclusive_lock` keeps a second writer out of a directory; the OS releases it when
+its holder dies, so a killed run leaves no stale lock behind.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from typing import IO
 from statecentric_jax.errors import InputError
 
 
-def replace_atomically(path: str | os.PathLike, write: Callable[[pathlib.Path], None]) -> None:
+def replace_atomically(path: str | os.PathLike, write: Callable[[pathlib.Path], object]) -> None:
     """`write` a temporary sibling of `path`, then rename it over `path`."""
     path = pathlib.Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -39,54 +38,34 @@ def write_text(path: str | os.PathLike, text: str) -> None:
     replace_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
-def drop_torn_tail(path: str | os.PathLike) -> None:
-    """Cut an incomplete last line (a write killed midway) so the next append starts a fresh line."""
+def open_for_append(path: str | os.PathLike) -> IO[str]:
+    """Open a JSON-lines file for appending, after cutting an incomplete last line."""
     path = pathlib.Path(path)
-    if not path.is_file():
-        return
-    with open(path, "rb+") as f:
-        size = f.seek(0, os.SEEK_END)
-        if size == 0:
-            return
-        f.seek(size - 1)
-        if f.read(1) == b"\n":
-            return
-        block = 1 << 16
-        end = size
-        while end > 0:  # find the last newline, scanning back in blocks
-            start = max(0, end - block)
-            f.seek(start)
-            newline = f.read(end - start).rfind(b"\n")
-            if newline >= 0:
-                f.truncate(start + newline + 1)
-                return
-            end = start
-        f.truncate(0)
+    if path.exists():
+        with open(path, "rb+") as f:
+            data = f.read()
+            if data and not data.endswith(b"\n"):
+                f.truncate(data.rfind(b"\n") + 1)
+    return open(path, "a", encoding="utf-8")
 
 
 @contextlib.contextmanager
-def open_append(path: str | os.PathLike) -> Iterator[IO[str]]:
-    """Open an append-only text file for appending whole lines, after dropping a torn tail."""
-    drop_torn_tail(path)
-    with open(path, "a", encoding="utf-8") as f:
-        yield f
-
-
-@contextlib.contextmanager
-def exclusive(directory: str | os.PathLike, what: str = "another process") -> Iterator[None]:
-    """Hold `<directory>/.lock`; a second holder is refused with one line naming the owner's PID."""
-    directory = pathlib.Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / ".lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+def exclusive_lock(directory: str | os.PathLike, what: str) -> Iterator[None]:
+    """Hold `<directory>/.lock` for the duration; a second holder gets one clear InputError."""
+    path = pathlib.Path(directory) / ".lock"
+    with open(path, "a+", encoding="utf-8") as f:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            raise InputError(directory, f"in use by {what} (PID {owner}); wait for it or stop it") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield
-    finally:
-        os.close(fd)  # closing releases the flock
+            f.seek(0)
+            owner = f.read().strip() or "another process"
+            raise InputError(directory, f"{what} is already running here ({owner}); wait for it or stop it") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}")
+        f.flush()
+        try:
+            yield
+        finally:
+            f.seek(0)
+            f.truncate()

@@ -1,14 +1,7 @@
-"""Shared glue for the absl entry points in `launch/`.
-
-Every bad input, whether a flag absl rejects (a misspelt `--config.*` key, a
-missing `--config` file, a non-integer) or an `InputError` raised later, ends as
-one line `error: <file or flag>: <reason>` on stderr and exit code 2.
-"""
+"""Shared glue for the absl entry points in `launch/`: bad input is one line and exit code 2."""
 
 from __future__ import annotations
 
-import ast
-import contextlib
 import sys
 from collections.abc import Callable, Sequence
 
@@ -16,55 +9,36 @@ from absl import app, flags
 
 from statecentric_jax.errors import InputError
 
-MAX_LINE = 300
+
+def _one_line(error: BaseException) -> str:
+    text = error.args[0] if len(error.args) == 1 and isinstance(error.args[0], str) else str(error)
+    return " ".join(text.replace("\\n", " ").replace("\\'", "'").split()).strip("'\"")
 
 
 def _fail(message: str) -> None:
-    message = " ".join(message.split())
-    if len(message) > MAX_LINE:
-        message = message[: MAX_LINE - 3] + "..."
-    print(message, file=sys.stderr)
-
-
-def _config_error(argv: Sequence[str], error: Exception) -> str:
-    """One line for a `--config` flag that failed: the file, or the override key absl could not set."""
-    text = error.args[0] if error.args and isinstance(error.args[0], str) else str(error)
-    with contextlib.suppress(ValueError, SyntaxError):  # ml_collections wraps a KeyError's repr
-        text = str(ast.literal_eval(text))
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    if isinstance(error, (AttributeError, KeyError)) and lines:  # a misspelt --config.<key>=value
-        key = lines[0].strip("'\"")
-        flag = next((a.split("=")[0] for a in argv if a.startswith("--config.") and key in a), "--config")
-        return f"error: {flag}: no such config key '{key}'. {' '.join(lines[1:])}".strip()
-    return f"error: --config: {lines[-1] if lines else type(error).__name__}"
-
-
-def _parse_flags(argv: list[str]) -> list[str]:
-    """absl's flag parsing, with its multi-line usage dump or traceback replaced by one line."""
-    try:
-        rest = flags.FLAGS(argv)
-        for name in flags.FLAGS:  # config files load lazily: make a missing or broken one fail now
-            if "." not in name and type(flags.FLAGS[name]).__module__.startswith("ml_collections.config_flags"):
-                value = flags.FLAGS[name].value
-                if value is not None:
-                    value.keys()
-        return rest
-    except flags.Error as e:
-        flag, _, reason = str(e).partition(": ")
-        if not flag.startswith(("flag --", "--")):
-            flag, reason = "flags", str(e)
-        _fail(f"error: {flag.removeprefix('flag ').split('=')[0]}: {reason}")
-    except Exception as e:  # a config file that fails to load raises anything
-        _fail(_config_error(argv, e))
+    print(f"error: {message}"[:300], file=sys.stderr)
     sys.exit(2)
 
 
-def integers(flag: str, values: Sequence[str]) -> list[int]:
-    """Parse a list flag of integers (e.g. `--seeds`); a bad entry is an InputError naming the flag."""
+def _parse_flags(argv: Sequence[str]) -> list[str]:
+    """absl's flag parsing, but every bad flag or config override is one `error:` line and exit code 2."""
     try:
-        return [int(v) for v in values]
-    except ValueError:
-        raise InputError(f"--{flag}", f"expected comma-separated integers, got {','.join(values)!r}") from None
+        rest = flags.FLAGS(argv)
+        for name in flags.FLAGS:  # a config file that failed to load raises only when used: use it here
+            value = flags.FLAGS[name].value
+            if (
+                value is not None and type(value).__name__ == "_ErrorConfig"
+            ):  # ml_collections' stand-in for a failed config file
+                value.to_dict()
+        return rest
+    except flags.Error as e:
+        _fail(f"command line: {_one_line(e)}")
+    except (AttributeError, KeyError, TypeError, ValueError, OSError) as e:  # config files and overrides
+        reason = _one_line(e)
+        named = [a.split("=", 1)[0] for a in argv[1:] if a.startswith("--config")]
+        named = [a for a in named if a.rsplit(".", 1)[-1] in reason] or named[:1] or ["command line"]
+        _fail(f"{named[-1]}: {reason}")
+    raise AssertionError("unreachable")
 
 
 def run_main(main: Callable[[Sequence[str]], int | None]) -> None:
@@ -74,7 +48,15 @@ def run_main(main: Callable[[Sequence[str]], int | None]) -> None:
         try:
             return main(argv)
         except InputError as e:
-            _fail(f"error: {e}")
-            return e.exit_code
+            print(f"error: {e}", file=sys.stderr)
+            return 2
 
     app.run(guarded, flags_parser=_parse_flags)
+
+
+def parse_ints(flag: str, values: Sequence[str]) -> list[int]:
+    """A list flag of integers (e.g. --seeds=13,14), or one InputError naming the flag."""
+    try:
+        return [int(v) for v in values]
+    except ValueError:
+        raise InputError(f"--{flag}", f"expected integers separated by commas, got {','.join(values)}") from None
