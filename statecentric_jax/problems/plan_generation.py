@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import pathlib
+import sys
 from collections.abc import Sequence
 from typing import Any, TypeGuard
 
@@ -60,6 +61,7 @@ class Summary:
 
     outcomes: list[Outcome] = dataclasses.field(default_factory=list)
     split_failures: list[str] = dataclasses.field(default_factory=list)  # one line each
+    bad_domains: list[str] = dataclasses.field(default_factory=list)  # one line each, also in split_failures
     strict: bool = False
 
     @property
@@ -68,7 +70,10 @@ class Summary:
 
     @property
     def exit_code(self) -> int:
-        """1 when nothing usable was produced, or with `strict` when anything failed."""
+        """2 for a bad domain file (the other domains still ran); 1 when nothing usable was produced,
+        or with `strict` when anything failed."""
+        if self.bad_domains:
+            return 2
         solved = any(o.status == "solved" for o in self.outcomes)
         return 1 if not solved or (self.strict and self.failures) else 0
 
@@ -281,7 +286,14 @@ def generate_plans(
                 summary.split_failures.append(str(e))
                 logging.warning("%s", e)
                 continue
-            check_domain(group.domain_file)  # a bad domain ends the job with one line (exit 2)
+            try:
+                check_domain(group.domain_file)  # a bad domain is one line for the domain, not one per problem
+            except InputError as e:
+                if str(e) not in summary.bad_domains:
+                    summary.bad_domains.append(str(e))
+                    summary.split_failures.append(str(e))
+                    print(f"error: {e}", file=sys.stderr)
+                continue
             cached, left = group.take_cached(limits)
             summary.outcomes.extend(cached)
             todo.extend((group, problem_file) for problem_file in left)

@@ -112,8 +112,8 @@ def test_config_without_decode_is_refused(fresh):
     [
         (["--config.lstm.epoch=3"], "error: --config.lstm.epoch: no such config key 'epoch'. Did you mean \"epochs\""),
         (["--seeds=abc"], "error: --seeds:"),
-        (["--config.xgb.rounds=0"], "error: config xgb.rounds=0"),
-        (["--config.decode.beam_width=0"], "error: config decode.beam_width=0"),
+        (["--config.xgb.rounds=0"], "error: config xgb.rounds=0 must be an integer >= 1"),
+        (["--config.decode.beam_width=0"], "error: decode.beam_width=0 must be at least 1"),
     ],
 )
 def test_cli_config_errors_are_one_line(args, start, tmp_path):
@@ -126,14 +126,23 @@ def test_missing_config_file_is_one_line(tmp_path):
 
 
 def test_flag_bounds_are_one_line(fresh, tmp_path):
-    one_error_line(launch("evaluate.py", f"--workdir={fresh}", "--max_in_flight=0"), "error: --max_in_flight")
-    one_error_line(launch("generate_plans.py", "--jobs=-1", f"--workdir={tmp_path}"), "error: --jobs")
+    one_error_line(
+        launch("evaluate.py", f"--workdir={fresh}", "--max_in_flight=0"),
+        "error: --max_in_flight: 0 is not a positive integer",
+    )
+    one_error_line(
+        launch("generate_plans.py", "--jobs=-1", f"--workdir={tmp_path}"),
+        "error: --jobs: -1 is not a non-negative integer",
+    )
 
 
 # 2: zero-byte checkpoint
 def test_zero_byte_xgb_checkpoint_is_one_line(fresh):
     (fresh / "checkpoint" / "model.ubj").write_bytes(b"")
-    one_error_line(launch("evaluate.py", f"--workdir={fresh}"), f"error: {fresh}/checkpoint/model.ubj: empty")
+    one_error_line(
+        launch("evaluate.py", f"--workdir={fresh}"),
+        f"error: {fresh}/checkpoint/model.ubj: corrupt XGBoost model (empty file)",
+    )
 
 
 # 3: torn tail
@@ -186,9 +195,11 @@ def test_retrained_model_decodes_again(fresh):
     assert len(lines_of(fresh)) == before
     for record in map(json.loads, lines_of(fresh)):
         assert record["fingerprint"]
+    old = {json.loads(line)["fingerprint"] for line in lines_of(fresh)}
     (fresh / "checkpoint" / "extra").write_bytes(b"x")  # a changed checkpoint is another model
     evaluate(fresh, "test-extrapolation")
-    assert len(lines_of(fresh)) == 2 * before
+    assert len(lines_of(fresh)) == before  # decoded again; only the current records are kept
+    assert not old & {json.loads(line)["fingerprint"] for line in lines_of(fresh)}
 
 
 # 5: resume keys on the resolved path
@@ -213,7 +224,7 @@ def test_second_evaluation_of_a_split_is_refused(fresh):
 def test_plan_out_checked_first_and_unsolved_is_exit_1(fresh, root, tmp_path):
     args = [f"--workdir={fresh}", f"--domain={root}/blocks/domain.pddl", f"--problem={root}/blocks/train/b3-0.pddl"]
     one_error_line(launch("plan.py", *args, f"--out={tmp_path}/missing/p.txt"), f"error: {tmp_path}/missing/p.txt:")
-    one_error_line(launch("plan.py", *args, f"--out={tmp_path}"), f"error: {tmp_path}: is a directory")
+    one_error_line(launch("plan.py", *args, f"--out={tmp_path}"), f"error: {tmp_path}: cannot write the plan here")
     proc = launch("plan.py", *args, f"--out={tmp_path}/p.txt", "--config.decode.horizon_base=0")
     assert proc.returncode == 2  # plan.py has no --config; flags errors stay exit 2
 
