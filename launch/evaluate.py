@@ -17,12 +17,16 @@ from statecentric_jax.search.base import STRATEGIES
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py --workdir).")
 _SPLIT = flags.DEFINE_string("split", "test-extrapolation", "Split to decode.")
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", None, "PDDL root (default: the one the run was trained on).")
-_BEAM_WIDTH = flags.DEFINE_integer("beam_width", None, "Beam width (default: the run's config, 3).")
+_BEAM_WIDTH = flags.DEFINE_integer("beam_width", None, "Beam width (default: the run's config, 3).", lower_bound=1)
 _STRATEGY = flags.DEFINE_enum(
     "strategy", None, list(STRATEGIES), "Search strategy (default: the run's config, the paper's beam)."
 )
-_BUDGET = flags.DEFINE_integer("budget", None, "Node expansions per problem for strategies other than beam.")
-_MAX_IN_FLIGHT = flags.DEFINE_integer("max_in_flight", 256, "Instances decoded together (bounds memory).")
+_BUDGET = flags.DEFINE_integer(
+    "budget", None, "Node expansions per problem for strategies other than beam.", lower_bound=1
+)
+_MAX_IN_FLIGHT = flags.DEFINE_integer(
+    "max_in_flight", 256, "Instances decoded together (bounds memory).", lower_bound=1
+)
 _USE_VAL = flags.DEFINE_bool("use_val", False, "Also check every plan with VAL's `Validate` binary (must be on PATH).")
 flags.mark_flag_as_required("workdir")
 

@@ -18,7 +18,7 @@ _PDDL_ROOT = flags.DEFINE_string(
 _WORKDIR = flags.DEFINE_string("workdir", "runs/plans", "Where plans, manifests and trajectories go.")
 _DOMAINS = flags.DEFINE_list("domains", None, "Domains to solve (default: all under --pddl_root).")
 _SPLITS = flags.DEFINE_list("splits", ["train", "validation"], "Splits to solve.")
-_JOBS = flags.DEFINE_integer("jobs", os.cpu_count(), "Problems solved in parallel.")
+_JOBS = flags.DEFINE_integer("jobs", os.cpu_count(), "Problems solved in parallel (0 = one per core).", lower_bound=0)
 _ASTAR_TIME_LIMIT = flags.DEFINE_float("astar_time_limit", 60, "Seconds for A* with LM-cut.")
 _GBFS_TIME_LIMIT = flags.DEFINE_float("gbfs_time_limit", 300, "Seconds for the greedy best-first (FF) fallback.")
 _MEMORY_LIMIT_MB = flags.DEFINE_integer("memory_limit_mb", 4096, "Memory limit per planner run, in MiB.")

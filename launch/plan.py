@@ -18,11 +18,13 @@ _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py 
 _DOMAIN = flags.DEFINE_string("domain", None, "Domain PDDL file.")
 _PROBLEM = flags.DEFINE_string("problem", None, "Problem PDDL file.")
 _OUT = flags.DEFINE_string("out", "plan.txt", "Where the plan goes.")
-_BEAM_WIDTH = flags.DEFINE_integer("beam_width", None, "Beam width (default: the run's config, 3).")
+_BEAM_WIDTH = flags.DEFINE_integer("beam_width", None, "Beam width (default: the run's config, 3).", lower_bound=1)
 _STRATEGY = flags.DEFINE_enum(
     "strategy", None, list(STRATEGIES), "Search strategy (default: the run's config, the paper's beam)."
 )
-_BUDGET = flags.DEFINE_integer("budget", None, "Node expansions per problem for strategies other than beam.")
+_BUDGET = flags.DEFINE_integer(
+    "budget", None, "Node expansions per problem for strategies other than beam.", lower_bound=1
+)
 flags.mark_flags_as_required(["workdir", "domain", "problem"])
 
 

@@ -53,6 +53,7 @@ def open_for_append(path: str | os.PathLike) -> IO[str]:
 def exclusive_lock(directory: str | os.PathLike, what: str) -> Iterator[None]:
     """Hold `<directory>/.lock` for the duration; a second holder gets one clear InputError."""
     path = pathlib.Path(directory) / ".lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+", encoding="utf-8") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)

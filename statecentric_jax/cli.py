@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Sequence
 
@@ -11,8 +12,13 @@ from statecentric_jax.errors import InputError
 
 
 def _one_line(error: BaseException) -> str:
+    while len(error.args) == 1 and isinstance(error.args[0], BaseException):  # ConfigDict wraps its KeyError
+        error = error.args[0]
     text = error.args[0] if len(error.args) == 1 and isinstance(error.args[0], str) else str(error)
-    return " ".join(text.replace("\\n", " ").replace("\\'", "'").split()).strip("'\"")
+    if isinstance(error, KeyError):  # ml_collections: "'key'\nDid you mean ..."
+        key, *hint = text.splitlines()
+        text = ". ".join([f"no such config key '{key.strip(chr(39))}'", *hint])
+    return " ".join(text.split()).strip("'\"")
 
 
 def _fail(message: str) -> None:
@@ -32,7 +38,9 @@ def _parse_flags(argv: Sequence[str]) -> list[str]:
                 value.to_dict()
         return rest
     except flags.Error as e:
-        _fail(f"command line: {_one_line(e)}")
+        reason = _one_line(e)
+        flag = re.match(r"flag (--[\w.]+)=.*?: (.*)", reason)  # absl: "flag --jobs=-1: -1 is not ..."
+        _fail(f"{flag[1]}: {flag[2]}" if flag else f"command line: {reason}")
     except (AttributeError, KeyError, TypeError, ValueError, OSError) as e:  # config files and overrides
         reason = _one_line(e)
         named = [a.split("=", 1)[0] for a in argv[1:] if a.startswith("--config")]

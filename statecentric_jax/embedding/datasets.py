@@ -85,6 +85,9 @@ def _digest(*parts: bytes | str) -> str:
 
 def _problems_digest(pddl_root: str | os.PathLike, domain: str, split: str) -> str:
     files = layout.problem_files(pddl_root, domain, split)
+    for f in files:
+        if not f.is_file():
+            raise InputError(f, "not a readable file (a dangling symlink?)")
     return _digest(*[part for f in files for part in (f.name, f.read_bytes())])
 
 
@@ -112,6 +115,13 @@ def _load_split_tasks(pddl_root, plans_dir, domain: str, split: str) -> Loaded:
             raise InputError(
                 path, f"problem '{record['problem']}' differs from {problem_file} (static atoms): regenerate the plans"
             )
+        objects = set(task.objects)
+        for state in record["states"]:
+            unknown = {name for atom in state for name in atom.strip("()").split()[1:]} - objects
+            if unknown:
+                raise InputError(
+                    path, f"problem '{record['problem']}': a state names unknown object(s) {', '.join(sorted(unknown))}"
+                )
         loaded.append((task, [frozenset(state) for state in record["states"]]))
     return loaded
 

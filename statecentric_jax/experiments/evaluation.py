@@ -22,6 +22,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -33,7 +34,7 @@ from statecentric_jax.atomic import exclusive_lock, open_for_append, write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.train import LoadedModel, load_model
 from statecentric_jax.planning.plans import PlanError, format_plan, simulate
-from statecentric_jax.planning.tasks import Task, load_task
+from statecentric_jax.planning.tasks import Task, check_domain, load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, decode_config
 from statecentric_jax.search.decoding import decode
@@ -172,6 +173,7 @@ def _evaluate_locked(
     config = loaded.config
     progress_file = out_dir / "results.jsonl"
     domain_file = layout.domain_file(pddl_root, config.data.domain).resolve()
+    check_domain(domain_file)  # a bad domain is one line for the whole split, not one per problem
     problem_files = [p.resolve() for p in layout.problem_files(pddl_root, config.data.domain, split)]
     run = run_fingerprint(workdir, settings)
     domain_bytes = _content(domain_file)
@@ -184,7 +186,7 @@ def _evaluate_locked(
         try:
             tasks.append(load_task(domain_file, problem_file))
         except InputError as e:  # a broken problem is a failed instance, not a crashed run
-            logging.error("%s", e)
+            print(f"error: {e}", file=sys.stderr)
             records[str(problem_file)] = {
                 "problem_file": str(problem_file),
                 "problem": problem_file.stem,

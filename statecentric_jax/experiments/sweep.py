@@ -28,7 +28,7 @@ from absl import logging
 from tqdm import tqdm
 
 from statecentric_jax import config as config_lib
-from statecentric_jax.atomic import write_text
+from statecentric_jax.atomic import open_for_append, write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import pipeline
 from statecentric_jax.learning.transitions import MODES
@@ -126,12 +126,24 @@ def count_summaries(sweep_dir: pathlib.Path, names: Sequence[str], seeds: Sequen
     )
 
 
-def run_command(command: Sequence[str], log_path: pathlib.Path) -> int:
+def thread_env(parallel: int) -> dict[str, str]:
+    """Environment for one of `parallel` processes: an equal share of the cores for OpenMP (XGBoost's
+    `n_jobs=0` follows OMP_NUM_THREADS) and passive waiting, so one busy core cannot stall the others
+    (benchmarks/threads.py)."""
+    env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // parallel)))
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return env
+
+
+def run_command(command: Sequence[str], log_path: pathlib.Path, env: dict[str, str] | None = None) -> int:
     """Run one configuration's process with stdout and stderr in its log; returns the exit code."""
-    with open(log_path, "a", encoding="utf-8") as log:
+    with open_for_append(log_path) as log:
         log.write(f"$ {' '.join(command)}\n")
         log.flush()
-        return subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+        return subprocess.run(
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+        ).returncode
 
 
 def _prepare(jobs: Sequence[Job], result: SweepResult, bar: tqdm) -> list[Job]:
@@ -193,12 +205,13 @@ def run_sweep(
                 todo.append(job)
         todo = _prepare(todo, result, bar)
         bar.set_postfix_str(status())
+        env = thread_env(parallel)
         with concurrent.futures.ThreadPoolExecutor(max_workers=parallel) as pool:
             running = {}
             for job in todo:
                 run_dir = sweep_dir / job.name
                 run_dir.mkdir(exist_ok=True)
-                running[pool.submit(run_command, job.command(run_dir, seeds), run_dir / LOG_FILE)] = job
+                running[pool.submit(run_command, job.command(run_dir, seeds), run_dir / LOG_FILE, env)] = job
             pending = set(running)
             while pending:
                 done, pending = concurrent.futures.wait(

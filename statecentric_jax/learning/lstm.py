@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging as std_logging
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -159,6 +160,13 @@ def init_params(dim: int, settings: ml_collections.ConfigDict, mode: str, seed: 
     return cell.init(jax.random.PRNGKey(seed), carry, jnp.zeros((1, 2 * dim), jnp.float32))["params"]
 
 
+def _short(error: Exception) -> str:
+    """The gist of an orbax/TensorStore error, without the JSON spec it embeds."""
+    text = " ".join(str(error).split())
+    text = text.split(" [source locations=")[0].split("{")[0].rstrip(" :;,")
+    return f"{type(error).__name__}: {text[:120]}"
+
+
 def load(directory: str | os.PathLike, dim: int, mode: str, settings: ml_collections.ConfigDict) -> LSTMModel:
     """Restore a checkpoint onto this machine's default device (CPU or GPU)."""
     directory = os.path.abspath(directory)
@@ -169,12 +177,15 @@ def load(directory: str | os.PathLike, dim: int, mode: str, settings: ml_collect
         lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding),
         jax.eval_shape(lambda: init_params(dim, settings, mode, 0)),
     )
+    asyncio_log = std_logging.getLogger("asyncio")
+    level = asyncio_log.level
+    asyncio_log.setLevel(std_logging.CRITICAL)  # a failed restore leaves orbax's tasks logging tracebacks
     try:
         params = ocp.StandardCheckpointer().restore(directory, abstract)
     except Exception as e:  # orbax/tensorstore raise many types for unreadable or mismatched data
-        raise InputError(
-            directory, f"corrupt LSTM checkpoint or not one of this model ({type(e).__name__}: {e})"
-        ) from None
+        raise InputError(directory, f"corrupt LSTM checkpoint or not one of this model ({_short(e)})") from None
+    finally:
+        asyncio_log.setLevel(level)
     return LSTMModel(params, dim, settings.hidden, settings.layers, mode)
 
 

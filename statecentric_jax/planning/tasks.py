@@ -276,6 +276,12 @@ def _static_predicates(define: list) -> frozenset[str]:
     return frozenset(p[0] for p in predicates[1:] if p[0] not in changed)
 
 
+def check_domain(domain_file: str | os.PathLike) -> None:
+    """Check a domain file alone, so a batch fails once on a bad domain rather than once per problem."""
+    domain_file = os.fspath(domain_file)
+    _check_domain(domain_file, read_sexpr(domain_file))
+
+
 def load_task(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> Task:
     """Parse, check and ground a STRIPS problem; raises InputError on bad input."""
     domain_file, problem_file = os.fspath(domain_file), os.fspath(problem_file)

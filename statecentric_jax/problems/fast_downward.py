@@ -135,12 +135,12 @@ def _run(command: list[str], cwd: str, time_limit: float) -> tuple[int | None, s
             _running.discard(proc)
 
 
-def _last_line(*texts: str) -> str:
-    for text in texts:
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        if lines:
-            return lines[-1]
-    return "no output"
+def _error_line(stderr: str, stdout: str) -> str:
+    """The planner's own reason: its `Error:`/`Reason:` lines if it printed any, else its last line."""
+    lines = [line.strip() for text in (stderr, stdout) for line in text.splitlines() if line.strip()]
+    quoted = [line for line in lines if line.lower().startswith(("error", "reason", "critical")) or "Error:" in line]
+    text = " ".join(quoted[-2:]) if quoted else (lines[-1] if lines else "no output")
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def _attempt(
@@ -177,7 +177,7 @@ def _attempt(
         elif code in _OUT_OF_RESOURCES:
             status, reason = "timeout", _OUT_OF_RESOURCES[code]
         else:
-            status, reason = "error", f"Fast Downward failed (exit code {code}): {_last_line(stderr, stdout)}"
+            status, reason = "error", f"Fast Downward failed (exit code {code}): {_error_line(stderr, stdout)}"
     return Attempt(config.search, status, round(seconds, 3), reason), plan
 
 

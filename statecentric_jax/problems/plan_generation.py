@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import pathlib
+import sys
 from collections.abc import Sequence
 from typing import Any, TypeGuard
 
@@ -35,7 +36,7 @@ from absl import logging
 from statecentric_jax.atomic import replace_atomically, write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.plans import format_plan, simulate, write_plan
-from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.planning.tasks import check_domain, load_task
 from statecentric_jax.problems import fast_downward, layout
 
 TRAJECTORY_KEYS = ("problem", "problem_file", "domain_file", "plan", "static", "states")
@@ -60,6 +61,7 @@ class Summary:
 
     outcomes: list[Outcome] = dataclasses.field(default_factory=list)
     split_failures: list[str] = dataclasses.field(default_factory=list)  # one line each
+    bad_domains: list[str] = dataclasses.field(default_factory=list)  # one line each, also in split_failures
     strict: bool = False
 
     @property
@@ -68,7 +70,10 @@ class Summary:
 
     @property
     def exit_code(self) -> int:
-        """1 when nothing usable was produced, or with `strict` when anything failed."""
+        """2 for a bad domain file (the other domains still ran); 1 when nothing usable was produced,
+        or with `strict` when anything failed."""
+        if self.bad_domains:
+            return 2
         solved = any(o.status == "solved" for o in self.outcomes)
         return 1 if not solved or (self.strict and self.failures) else 0
 
@@ -267,6 +272,8 @@ def generate_plans(
     rest goes on; the returned Summary says what happened and gives the exit code.
     """
     fast_downward.driver_path()  # fail once, up front, if the planner is missing
+    if not pathlib.Path(pddl_root).is_dir():
+        raise InputError(pddl_root, "PDDL root is not a directory")
     configs = fast_downward.default_configs(astar_time_limit, gbfs_time_limit)
     limits = _limits(configs, memory_limit_mb)
     summary = Summary(strict=strict)
@@ -278,6 +285,14 @@ def generate_plans(
             except InputError as e:
                 summary.split_failures.append(str(e))
                 logging.warning("%s", e)
+                continue
+            try:
+                check_domain(group.domain_file)  # a bad domain is one line for the domain, not one per problem
+            except InputError as e:
+                if str(e) not in summary.bad_domains:
+                    summary.bad_domains.append(str(e))
+                    summary.split_failures.append(str(e))
+                    print(f"error: {e}", file=sys.stderr)
                 continue
             cached, left = group.take_cached(limits)
             summary.outcomes.extend(cached)
@@ -310,6 +325,8 @@ def read_trajectories(path: str | os.PathLike) -> list[dict]:
             lines = f.read().splitlines()
     except OSError as e:
         raise InputError(path, f"cannot read trajectories ({e.strerror or e})") from None
+    except UnicodeDecodeError:
+        raise InputError(path, "not a trajectories file (binary, not UTF-8 JSON lines)") from None
     trajectories = []
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
@@ -321,6 +338,11 @@ def read_trajectories(path: str | os.PathLike) -> list[dict]:
         missing = [k for k in TRAJECTORY_KEYS if not isinstance(item, dict) or k not in item]
         if missing:
             raise InputError(path, f"line {lineno} lacks {', '.join(missing)}")
+        lists = ("plan", "states", "static")
+        if not all(isinstance(item[k], list) for k in lists) or not all(
+            isinstance(state, list) and all(isinstance(atom, str) for atom in state) for state in item["states"]
+        ):
+            raise InputError(path, f"line {lineno}: plan, static and states must be lists (states of atom strings)")
         if len(item["states"]) != len(item["plan"]) + 1:
             raise InputError(path, f"line {lineno}: {len(item['plan'])} actions but {len(item['states'])} states")
         trajectories.append(item)

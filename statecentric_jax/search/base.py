@@ -44,17 +44,17 @@ class DecodeConfig:
 
     def __post_init__(self) -> None:
         scoring.check_metric(self.metric)
-        checks = {
-            "beam_width": self.beam_width >= 1,
-            "max_in_flight": self.max_in_flight >= 1,
-            "budget": self.budget >= 1,
-            "horizon_base": self.horizon_base >= 1,
-            "horizon_per_object": self.horizon_per_object >= 0,
-            "value_weight": self.value_weight >= 0,
+        minimum = {
+            "beam_width": 1,
+            "max_in_flight": 1,
+            "budget": 1,
+            "horizon_base": 1,
+            "horizon_per_object": 0,
+            "value_weight": 0,
         }
-        for name, ok in checks.items():
-            if not ok:
-                raise InputError(None, f"decode setting {name}={getattr(self, name)!r} is out of range")
+        for name, least in minimum.items():
+            if not getattr(self, name) >= least:
+                raise InputError(None, f"decode.{name}={getattr(self, name)!r} must be at least {least}")
         if self.strategy not in STRATEGIES:
             raise InputError(None, f"unknown decoding strategy '{self.strategy}' (use one of {', '.join(STRATEGIES)})")
         if self.priority not in PRIORITIES:

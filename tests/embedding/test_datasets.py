@@ -163,3 +163,24 @@ def test_build_datasets_table(tmp_path, root_and_plans):
     root, plans = root_and_plans
     lines = build_datasets(root, plans, tmp_path / "ds", encodings=["fsf"], splits=["train"])
     assert lines[2] == "| blocks | fsf | 8 | train 2 | - |"
+
+
+def test_malformed_trajectories_and_problems_are_one_clear_error(tmp_path, root_and_plans):
+    root, plans = root_and_plans
+    path = plans / "blocks" / "train" / "trajectories.jsonl"
+    good = path.read_text()
+
+    def fails(match):
+        with pytest.raises(InputError, match=match):
+            build_dataset(root, plans, "blocks", "wl", tmp_path / "ds", ["train"])
+
+    path.write_bytes(b"\xff\xfe\x00binary")
+    fails("trajectories.jsonl: not a trajectories file")
+    record = json.loads(good.splitlines()[0])
+    path.write_text(json.dumps({**record, "states": 5}) + "\n")
+    fails("trajectories.jsonl: line 1: plan, static and states must be lists")
+    path.write_text(json.dumps({**record, "states": [[*s, "(clear zz)"] for s in record["states"]]}) + "\n")
+    fails("unknown object")
+    path.write_text(good)
+    (root / "blocks" / "train" / "dangling.pddl").symlink_to(tmp_path / "missing.pddl")
+    fails("dangling.pddl: not a readable file")

@@ -20,7 +20,7 @@ class Stub:
         self.fail, self.fail_data = set(fail), set(fail_data)
         self.commands, self.prepared = [], []
 
-    def run_command(self, command, log_path):
+    def run_command(self, command, log_path, env=None):
         self.commands.append(command)
         args = dict(arg[2:].split("=", 1) for arg in command[3:])
         run_dir = pathlib.Path(args["workdir"])
@@ -126,3 +126,11 @@ def test_bad_input(tmp_path, stub):
     (tmp_path / "broken.py").write_text("def get_config():\n    return 1 / 0\n")
     with pytest.raises(InputError, match="cannot load config"):
         sweep.run_sweep(tmp_path, [str(tmp_path / "broken.py")])
+
+
+def test_parallel_processes_share_the_cores(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert sweep.thread_env(4)["OMP_NUM_THREADS"] == "2" and sweep.thread_env(16)["OMP_NUM_THREADS"] == "1"
+    assert sweep.thread_env(1)["OMP_WAIT_POLICY"] == "PASSIVE"

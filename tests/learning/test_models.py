@@ -190,3 +190,16 @@ def test_checkpoints_round_trip_to_identical_predictions(tmp_path):
         assert loaded.size() == model.size()
         for x, y in zip(jax.tree_util.tree_leaves(got_carry), jax.tree_util.tree_leaves(expected_carry)):
             np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage"])
+def test_corrupt_lstm_checkpoint_is_one_short_line(tmp_path, damage):
+    settings = small_settings().lstm
+    model = lstm.LSTMModel(lstm.init_params(synthetic.DIM, settings, "delta", 0), synthetic.DIM, 16, 2, "delta")
+    model.save(tmp_path / "ckpt")
+    for path in (tmp_path / "ckpt").rglob("*"):
+        if path.is_file() and path.stat().st_size > 0 and "metadata" not in path.name:
+            path.write_bytes(b"" if damage == "truncate" else b"\x00garbage" * 3)
+    with pytest.raises(lstm.InputError) as info:
+        lstm.load(tmp_path / "ckpt", synthetic.DIM, "delta", settings)
+    assert len(str(info.value)) < 300 and "\n" not in str(info.value) and "tensorstore" not in str(info.value).lower()

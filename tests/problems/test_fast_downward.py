@@ -149,3 +149,19 @@ def test_cpu_limit_signal_counts_as_timeout_and_falls_back(tmp_path, monkeypatch
     result = fast_downward.solve(domain_file, problem_file)
     assert [a.status for a in result.attempts] == ["timeout", "solved"]
     assert "SIGXCPU" in result.attempts[0].reason and calls == [ASTAR_LMCUT, GBFS_FF]
+
+
+def test_planner_failure_quotes_the_planners_own_reason(tmp_path):
+    domain_file = tmp_path / "domain.pddl"
+    domain_file.write_text(
+        (pathlib.Path(__file__).resolve().parents[2] / "data/domains/blocks/domain.pddl").read_text()
+    )
+    problem_file = tmp_path / "p.pddl"
+    problem_file.write_text(
+        "(define (problem p) (:domain blocks) (:objects a\u00e9 b)"
+        " (:init (clear a\u00e9) (clear b) (ontable a\u00e9) (ontable b) (handempty)) (:goal (and (on a\u00e9 b))))",
+        encoding="utf-8",
+    )
+    result = fast_downward.solve(domain_file, problem_file)
+    assert result.status == "error"
+    assert "Non-ASCII character outside comment" in result.message and "Planner time" not in result.message
