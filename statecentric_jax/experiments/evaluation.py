@@ -113,8 +113,15 @@ def evaluate(
     beam_width: int | None = None,
     max_in_flight: int = 256,
     use_val: bool = False,
+    *,
+    problem_files: Sequence[str | os.PathLike] | None = None,
+    out_dir: str | os.PathLike | None = None,
 ) -> dict:
-    """Decode every problem of `split` with the run in `workdir`; returns the summary."""
+    """Decode every problem of `split` with the run in `workdir`; returns the summary.
+
+    `problem_files` restricts it to a subset of the split and `out_dir` moves the outputs
+    (default `<workdir>/eval/<split>`): a shard of a distributed evaluation (experiments.distributed).
+    """
     workdir = pathlib.Path(workdir)
     loaded = load_model(workdir)
     config = loaded.config
@@ -123,13 +130,15 @@ def evaluate(
     val_binary = shutil.which("Validate") if use_val else None
     if use_val and val_binary is None:
         raise InputError(None, "--use_val asks for VAL, but no 'Validate' binary is on PATH")
-    out_dir = workdir / "eval" / split
+    out_dir = pathlib.Path(out_dir) if out_dir is not None else workdir / "eval" / split
     out_dir.mkdir(parents=True, exist_ok=True)
     progress_file = out_dir / "results.jsonl"
     finished = _read_finished(progress_file)
 
     domain_file = layout.domain_file(pddl_root, config.data.domain)
-    problem_files = layout.problem_files(pddl_root, config.data.domain, split)
+    if problem_files is None:
+        problem_files = layout.problem_files(pddl_root, config.data.domain, split)
+    problem_files = [pathlib.Path(p) for p in problem_files]
     tasks, records = [], dict(finished)
     for problem_file in problem_files:
         if str(problem_file) in finished:
