@@ -1,8 +1,12 @@
-"""Run many configurations (by default the 32 Table 1 columns x domains) as parallel processes.
+"""Run many configurations (by default the 32 Table 1 columns x domains) as parallel processes or Ray tasks.
 
-Each configuration runs as `launch/run_experiment.py` in its own process, so a
-crash or a leak in one cannot take the others down, into `<sweep_dir>/<name>/`
-with its output in `<sweep_dir>/<name>/log.txt`. A rerun skips configurations
+Local backend: each configuration runs `run_config` in its own process
+(`python -m statecentric_jax.experiments.sweep`), so a crash or a leak in one
+cannot take the others down, into `<sweep_dir>/<name>/` with its output in
+`<sweep_dir>/<name>/log.txt`. Ray backend (experiments.distributed): each
+(configuration, seed) is one Ray task calling `run_config` with that seed; when
+all seeds of a configuration are done, `run_config` with every seed (all skipped)
+writes its `results.json`. A rerun skips configurations
 whose `results.json` already holds every seed and split (and `run_experiment`
 itself skips finished seeds and splits), so an interrupted sweep resumes.
 Plans and datasets are prepared once per domain and encoding before any run
@@ -34,7 +38,7 @@ from statecentric_jax.learning.transitions import MODES
 from statecentric_jax.problems import layout
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-RUNNER = REPO / "launch" / "run_experiment.py"
+BACKENDS = ("local", "ray")
 TABLE1_CONFIGS = tuple(
     f"{domain}_{encoding}_{kind}_{mode}"
     for domain in layout.DOMAINS
@@ -58,12 +62,13 @@ class Job:
     def command(self, run_dir: pathlib.Path, seeds: Sequence[int]) -> list[str]:
         return [
             sys.executable,
-            str(RUNNER),
+            "-m",
+            __name__,
             f"--config={self.path}",
             f"--workdir={run_dir}",
             f"--seeds={','.join(str(s) for s in seeds)}",
-            f"--config.data.pddl_root={self.config.data.pddl_root}",
-            f"--config.data.cache_dir={self.config.data.cache_dir}",
+            f"--pddl_root={self.config.data.pddl_root}",
+            f"--cache_dir={self.config.data.cache_dir}",
         ]
 
 
@@ -102,6 +107,22 @@ def load_config(path: pathlib.Path, pddl_root: str | None = None, cache_dir: str
     config.data.cache_dir = os.path.abspath(cache_dir or config.data.cache_dir)
     config_lib.check(config)
     return config
+
+
+def run_config(config_file: str, run_dir: str, seeds: Sequence[int], pddl_root: str, cache_dir: str) -> dict:
+    """Train and evaluate one configuration for `seeds` (skipping finished ones): the unit of work of both backends.
+
+    Takes paths only, so a Ray task ships a few strings and the worker reads the shared filesystem.
+    """
+    config = load_config(pathlib.Path(config_file), pddl_root, cache_dir)
+    return pipeline.run_experiment(config, run_dir, seeds=seeds)
+
+
+def _timed_run_config(*args) -> float:
+    """`run_config` in a Ray task; returns its seconds (the per-task times benchmarks.scaleout reads)."""
+    started = time.perf_counter()
+    run_config(*args)
+    return time.perf_counter() - started
 
 
 def is_complete(run_dir: pathlib.Path, seeds: Sequence[int]) -> bool:
@@ -160,8 +181,13 @@ def run_sweep(
     parallel: int = 1,
     pddl_root: str | None = None,
     cache_dir: str | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> SweepResult:
-    """Run every configuration not yet complete, `parallel` at a time; record time and memory in sweep.json."""
+    """Run every configuration not yet complete, `parallel` at a time (local) or as Ray tasks (ray);
+    record time and memory, and on Ray each task's seconds, in sweep.json."""
+    if backend not in BACKENDS:
+        raise InputError(None, f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     if parallel < 1:
         raise InputError(None, f"--parallel must be at least 1, not {parallel}")
     sweep_dir = pathlib.Path(sweep_dir)
@@ -187,38 +213,106 @@ def run_sweep(
                 bar.update()
             else:
                 todo.append(job)
+        if backend == "ray":
+            from statecentric_jax.experiments import distributed
+
+            distributed.init(ray_address)  # an unreachable cluster fails before any data preparation
         todo = _prepare(todo, result, bar)
         bar.set_postfix_str(status())
-        with concurrent.futures.ThreadPoolExecutor(max_workers=parallel) as pool:
-            running = {}
-            for job in todo:
-                run_dir = sweep_dir / job.name
-                run_dir.mkdir(exist_ok=True)
-                running[pool.submit(run_command, job.command(run_dir, seeds), run_dir / LOG_FILE)] = job
-            pending = set(running)
-            while pending:
-                done, pending = concurrent.futures.wait(
-                    pending, timeout=REFRESH_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED
-                )
-                bar.set_postfix_str(status(), refresh=False)
-                for future in sorted(done, key=lambda f: running[f].name):
-                    job = running[future]
-                    code = future.result()
-                    if code == 0:
-                        result.finished.append(job.name)
-                    else:
-                        result.failed[job.name] = f"exit code {code}, see {sweep_dir / job.name / LOG_FILE}"
-                        bar.write(f"{job.name}: FAILED, {result.failed[job.name]}")
-                    bar.update()
-                bar.refresh()
+        tasks: dict[str, float] = {}
+        if backend == "ray":
+            tasks = _run_ray(sweep_dir, todo, seeds, result, bar)
+        else:
+            _run_local(sweep_dir, todo, seeds, parallel, result, bar, status)
     result.wall_seconds = time.perf_counter() - started
     result.peak_rss_mb_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
-    _record(sweep_dir, result, names, seeds, parallel)
+    _record(sweep_dir, result, names, seeds, parallel, backend, tasks)
     return result
 
 
+def _run_ray(sweep_dir: pathlib.Path, jobs: Sequence[Job], seeds: Sequence[int], result: SweepResult, bar: tqdm):
+    """One Ray task per (configuration, seed); returns each task's seconds, keyed "name/seed"."""
+    from statecentric_jax.experiments import distributed
+
+    calls = {}
+    for job in jobs:
+        (sweep_dir / job.name).mkdir(exist_ok=True)
+        for seed in seeds:
+            calls[f"{job.name}/{seed}"] = (
+                str(job.path),
+                str((sweep_dir / job.name).resolve()),
+                [seed],
+                job.config.data.pddl_root,
+                job.config.data.cache_dir,
+            )
+    left = {job.name: len(seeds) for job in jobs}
+    errors: dict[str, list[str]] = {}
+    seconds: dict[str, float] = {}
+
+    def on_done(key: str, value, error: str | None) -> None:
+        name, seed = key.rsplit("/", 1)
+        if error is None:
+            seconds[key] = round(value, 3)
+        else:
+            errors.setdefault(name, []).append(f"seed {seed}: {error}")
+        left[name] -= 1
+        if left[name]:
+            return
+        if name in errors:
+            result.failed[name] = "; ".join(errors[name])
+            bar.write(f"{name}: FAILED, {result.failed[name]}")
+        else:
+            config_file, run_dir, _, pddl_root, cache_dir = calls[key]
+            run_config(config_file, run_dir, seeds, pddl_root, cache_dir)  # every seed done: writes results.json
+            result.finished.append(name)
+        bar.update()
+
+    distributed.run_tasks(_timed_run_config, calls, on_done)
+    return seconds
+
+
+def _run_local(
+    sweep_dir: pathlib.Path,
+    todo: Sequence[Job],
+    seeds: Sequence[int],
+    parallel: int,
+    result: SweepResult,
+    bar: tqdm,
+    status,
+) -> None:
+    """Each configuration in its own process, `parallel` at a time."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=parallel) as pool:
+        running = {}
+        for job in todo:
+            run_dir = sweep_dir / job.name
+            run_dir.mkdir(exist_ok=True)
+            running[pool.submit(run_command, job.command(run_dir, seeds), run_dir / LOG_FILE)] = job
+        pending = set(running)
+        while pending:
+            done, pending = concurrent.futures.wait(
+                pending, timeout=REFRESH_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            bar.set_postfix_str(status(), refresh=False)
+            for future in sorted(done, key=lambda f: running[f].name):
+                job = running[future]
+                code = future.result()
+                if code == 0:
+                    result.finished.append(job.name)
+                else:
+                    result.failed[job.name] = f"exit code {code}, see {sweep_dir / job.name / LOG_FILE}"
+                    bar.write(f"{job.name}: FAILED, {result.failed[job.name]}")
+                bar.update()
+            bar.refresh()
+
+
 def _record(
-    sweep_dir: pathlib.Path, result: SweepResult, names: Sequence[str], seeds: Sequence[int], parallel: int
+    sweep_dir: pathlib.Path,
+    result: SweepResult,
+    names: Sequence[str],
+    seeds: Sequence[int],
+    parallel: int,
+    backend: str,
+    task_seconds: dict[str, float],
 ) -> None:
     """Append this invocation to sweep.json (a resumed sweep keeps the times of earlier invocations)."""
     path = sweep_dir / SWEEP_FILE
@@ -231,6 +325,8 @@ def _record(
             "configs": list(names),
             "seeds": list(seeds),
             "parallel": parallel,
+            "backend": backend,
+            "task_seconds": task_seconds,  # Ray: "<config>/<seed>" -> seconds of that task
             "wall_seconds": round(result.wall_seconds, 3),
             "peak_rss_mb_children": round(result.peak_rss_mb_children, 1),
             "peak_rss_mb_self": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
@@ -248,3 +344,16 @@ def _record(
         len(result.failed),
         result.wall_seconds,
     )
+
+
+def _main(argv: Sequence[str]) -> int:
+    """The local backend's worker process: `python -m statecentric_jax.experiments.sweep --config=... ...`."""
+    args = dict(arg[2:].split("=", 1) for arg in argv)
+    seeds = [int(s) for s in args["seeds"].split(",")]
+    rates = run_config(args["config"], args["workdir"], seeds, args["pddl_root"], args["cache_dir"])
+    print(pipeline.format_rates(rates))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
