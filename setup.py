@@ -27,5 +27,6 @@ setup(
     extras_require={
         "test": ["pytest"],
         "cuda": ["jax[cuda12]"],
+        "ray": ["ray[default]>=2.40,<3"],  # launch/sweep.py and launch/evaluate.py --backend=ray
     },
 )
