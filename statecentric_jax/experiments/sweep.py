@@ -27,6 +27,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+import ml_collections
 from absl import logging
 from tqdm import tqdm
 
@@ -57,7 +58,7 @@ class Job:
 
     name: str
     path: pathlib.Path
-    config: object  # ml_collections.ConfigDict, with absolute pddl_root and cache_dir
+    config: ml_collections.ConfigDict  # with absolute pddl_root and cache_dir
 
     def command(self, run_dir: pathlib.Path, seeds: Sequence[int]) -> list[str]:
         return [
