@@ -62,7 +62,8 @@ def main(argv):
     print(machine_line())
     print(f"command: {' '.join(sys.argv)}")
     print(
-        "| config | xgb strategy | D | train transitions | fit wall s | epochs/rounds run (best) | best val loss | size |"
+        "| config | xgb strategy | D | train transitions | fit wall s | epochs/rounds run (best)"
+        " | best val loss | size |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for name, label, config in runs:

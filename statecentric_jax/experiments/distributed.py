@@ -21,7 +21,7 @@ import socket
 import time
 from collections.abc import Callable, Sequence
 
-from statecentric_jax.atomic import write_text
+from statecentric_jax.atomic import open_for_append, write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import evaluation
 from statecentric_jax.learning.train import load_model
@@ -133,16 +133,13 @@ def _merge(
     elapsed: float,
     kwargs: dict,
 ) -> dict:
-    """Shard records into the split's results.jsonl, then the local evaluation writes the outputs (decodes nothing)."""
+    """Shard records into the split's results.jsonl, then the local evaluation writes the outputs (decodes nothing;
+    a record appended twice is read once, keyed by problem file)."""
     out_dir = workdir / "eval" / split
-    progress = out_dir / "results.jsonl"
-    merged = evaluation._read_finished(progress)
-    with open(progress, "a", encoding="utf-8") as log:
-        for shard in dirs:
-            for problem_file, record in evaluation._read_finished(shard / "results.jsonl").items():
-                if problem_file not in merged:
-                    merged[problem_file] = record
-                    log.write(json.dumps(record) + "\n")
+    with open_for_append(out_dir / "results.jsonl") as log:
+        for shard in dirs:  # a shard's results.json holds each of its problems once, with its fingerprint
+            for record in json.loads((shard / "results.json").read_text(encoding="utf-8")):
+                log.write(json.dumps(record) + "\n")
     summary = evaluation.evaluate(workdir, split, root, **kwargs)
     decoded = sum(s["problems"] for s in summaries.values())
     breakdown = [s["time_breakdown"] for s in summaries.values()]

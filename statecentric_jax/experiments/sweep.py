@@ -1,7 +1,7 @@
 """Run many configurations (by default the 32 Table 1 columns x domains) as parallel processes or Ray tasks.
 
 Local backend: each configuration runs `run_config` in its own process
-(`python -m statecentric_jax.experiments.sweep`), so a crash or a leak in one
+(`python -m statecentric_jax.experiments.sweep_worker`), so a crash or a leak in one
 cannot take the others down, into `<sweep_dir>/<name>/` with its output in
 `<sweep_dir>/<name>/log.txt`. Ray backend (experiments.distributed): each
 (configuration, seed) is one Ray task calling `run_config` with that seed; when
@@ -40,6 +40,7 @@ from statecentric_jax.problems import layout
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BACKENDS = ("local", "ray")
+CONFIG_FILE = "sweep_config.json"  # the resolved configuration a run's worker reads
 TABLE1_CONFIGS = tuple(
     f"{domain}_{encoding}_{kind}_{mode}"
     for domain in layout.DOMAINS
@@ -61,15 +62,15 @@ class Job:
     config: ml_collections.ConfigDict  # with absolute pddl_root and cache_dir
 
     def command(self, run_dir: pathlib.Path, seeds: Sequence[int]) -> list[str]:
+        """The worker process for this configuration; writes the configuration it reads."""
+        write_text(run_dir / CONFIG_FILE, self.config.to_json(indent=1))
         return [
             sys.executable,
             "-m",
-            __name__,
-            f"--config={self.path}",
+            "statecentric_jax.experiments.sweep_worker",
+            f"--config_json={run_dir / CONFIG_FILE}",
             f"--workdir={run_dir}",
             f"--seeds={','.join(str(s) for s in seeds)}",
-            f"--pddl_root={self.config.data.pddl_root}",
-            f"--cache_dir={self.config.data.cache_dir}",
         ]
 
 
@@ -98,8 +99,9 @@ def load_config(path: pathlib.Path, pddl_root: str | None = None, cache_dir: str
     Absolute paths keep the runs' recorded configs meaningful from any working directory.
     """
     spec = importlib.util.spec_from_file_location(f"_sweep_config_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
     try:
+        assert spec is not None and spec.loader is not None, "a .py path always has a spec"
+        module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         config = module.get_config()
     except Exception as e:  # a config file is user input: any failure is bad input
@@ -110,12 +112,13 @@ def load_config(path: pathlib.Path, pddl_root: str | None = None, cache_dir: str
     return config
 
 
-def run_config(config_file: str, run_dir: str, seeds: Sequence[int], pddl_root: str, cache_dir: str) -> dict:
-    """Train and evaluate one configuration for `seeds` (skipping finished ones): the unit of work of both backends.
+def run_config(config_json: str | os.PathLike, run_dir: str | os.PathLike, seeds: Sequence[int]) -> dict:
+    """Train and evaluate one configuration for `seeds` (skipping finished ones): the unit of work of both backends
+    (the local worker process, `sweep_worker`, and a Ray task).
 
     Takes paths only, so a Ray task ships a few strings and the worker reads the shared filesystem.
     """
-    config = load_config(pathlib.Path(config_file), pddl_root, cache_dir)
+    config = ml_collections.ConfigDict(json.loads(pathlib.Path(config_json).read_text(encoding="utf-8")))
     return pipeline.run_experiment(config, run_dir, seeds=seeds)
 
 
@@ -166,11 +169,12 @@ def _prepare(jobs: Sequence[Job], result: SweepResult, bar: tqdm) -> list[Job]:
                 errors[key] = None
             except InputError as e:
                 errors[key] = f"data preparation failed: {e}"
-        if errors[key] is None:
+        error = errors[key]
+        if error is None:
             ready.append(job)
         else:
-            result.failed[job.name] = errors[key]
-            bar.write(f"{job.name}: FAILED, {errors[key]}")
+            result.failed[job.name] = error
+            bar.write(f"{job.name}: FAILED, {error}")
             bar.update()
     return ready
 
@@ -237,15 +241,11 @@ def _run_ray(sweep_dir: pathlib.Path, jobs: Sequence[Job], seeds: Sequence[int],
 
     calls = {}
     for job in jobs:
-        (sweep_dir / job.name).mkdir(exist_ok=True)
+        run_dir = (sweep_dir / job.name).resolve()
+        run_dir.mkdir(exist_ok=True)
+        write_text(run_dir / CONFIG_FILE, job.config.to_json(indent=1))
         for seed in seeds:
-            calls[f"{job.name}/{seed}"] = (
-                str(job.path),
-                str((sweep_dir / job.name).resolve()),
-                [seed],
-                job.config.data.pddl_root,
-                job.config.data.cache_dir,
-            )
+            calls[f"{job.name}/{seed}"] = (str(run_dir / CONFIG_FILE), str(run_dir), [seed])
     left = {job.name: len(seeds) for job in jobs}
     errors: dict[str, list[str]] = {}
     seconds: dict[str, float] = {}
@@ -263,8 +263,8 @@ def _run_ray(sweep_dir: pathlib.Path, jobs: Sequence[Job], seeds: Sequence[int],
             result.failed[name] = "; ".join(errors[name])
             bar.write(f"{name}: FAILED, {result.failed[name]}")
         else:
-            config_file, run_dir, _, pddl_root, cache_dir = calls[key]
-            run_config(config_file, run_dir, seeds, pddl_root, cache_dir)  # every seed done: writes results.json
+            config_json, run_dir, _ = calls[key]
+            run_config(config_json, run_dir, seeds)  # every seed done: writes results.json
             result.finished.append(name)
         bar.update()
 
@@ -345,16 +345,3 @@ def _record(
         len(result.failed),
         result.wall_seconds,
     )
-
-
-def _main(argv: Sequence[str]) -> int:
-    """The local backend's worker process: `python -m statecentric_jax.experiments.sweep --config=... ...`."""
-    args = dict(arg[2:].split("=", 1) for arg in argv)
-    seeds = [int(s) for s in args["seeds"].split(",")]
-    rates = run_config(args["config"], args["workdir"], seeds, args["pddl_root"], args["cache_dir"])
-    print(pipeline.format_rates(rates))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))

@@ -25,7 +25,7 @@ from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding.datasets import EmbeddedSplit
 from statecentric_jax.embedding.encoders import Encoder, load_encoder
 from statecentric_jax.errors import InputError
-from statecentric_jax.learning import lstm, xgb
+from statecentric_jax.learning import lstm, value, xgb
 from statecentric_jax.learning.transitions import TransitionModel
 
 CONFIG_FILE = "config.json"
@@ -57,6 +57,7 @@ class LoadedModel:
     model: TransitionModel
     encoder: Encoder
     config: ml_collections.ConfigDict
+    cost_to_go: value.RidgeCostToGo | None = None  # a learned remaining-steps estimate, if the config has one
 
 
 def _check_data(
@@ -66,7 +67,8 @@ def _check_data(
         if split.domain != config.data.domain or split.encoding != config.data.encoding:
             raise InputError(
                 None,
-                f"{split.split} data is {split.domain}/{split.encoding}, config wants {config.data.domain}/{config.data.encoding}",
+                f"{split.split} data is {split.domain}/{split.encoding},"
+                f" config wants {config.data.domain}/{config.data.encoding}",
             )
         if not any(len(t) > 1 for t in split.trajectories):
             raise InputError(None, f"{split.split} split of {split.domain} has no transition to learn from")
@@ -94,6 +96,10 @@ def train_model(
     kind, mode = config.model.kind, config.model.mode
     start = time.perf_counter()
     model, history = _KINDS[kind].fit(train, validation, mode, config[kind], config.seed)
+    cost_to_go = None
+    if config_lib.value_kind(config) == "ridge":
+        cost_to_go, value_history = value.fit(train, validation, config.value.alphas)
+        logging.info("cost-to-go: ridge alpha %g (validation MSE by alpha: %s)", cost_to_go.alpha, value_history)
     seconds = time.perf_counter() - start
 
     workdir = pathlib.Path(workdir)
@@ -101,6 +107,8 @@ def train_model(
     (workdir / CONFIG_FILE).unlink(missing_ok=True)  # the workdir is incomplete until it is rewritten
     model.save(workdir / CHECKPOINT_DIR)
     encoder.save(workdir / ENCODER_FILE)
+    if cost_to_go is not None:
+        cost_to_go.save(workdir)
     write_text(workdir / METRICS_FILE, "".join(json.dumps(row) + "\n" for row in history))
     size = model.size()
     write_text(workdir / SIZE_FILE, json.dumps({"kind": kind, "dim": model.dim, **size}, indent=1) + "\n")
@@ -148,4 +156,5 @@ def load_model(workdir: str | os.PathLike, domain: str | None = None, encoding: 
     encoder = load_encoder(workdir / ENCODER_FILE, domain=config.data.domain, kind=config.data.encoding)
     kind = config.model.kind
     model = _KINDS[kind].load(workdir / CHECKPOINT_DIR, encoder.dim, config.model.mode, config[kind])
-    return LoadedModel(model, encoder, config)
+    cost_to_go = value.load(workdir) if config_lib.value_kind(config) != "none" else None
+    return LoadedModel(model, encoder, config, cost_to_go)
