@@ -38,7 +38,9 @@ _DOMAINS = flags.DEFINE_list("domains", ["blocks", "gripper", "logistics", "visi
 _SPLITS = flags.DEFINE_list("splits", ["validation", "large"], "validation (of --pddl_root) and/or large (our own).")
 _WORKDIR = flags.DEFINE_string("workdir", "runs/generalization", "Models and generated problems (reused).")
 _BUDGET = flags.DEFINE_integer("budget", 10_000, "Node expansions per problem for the non-beam strategies.")
-_CANDIDATES = flags.DEFINE_list("candidates", None, "Candidate names to run (default: all).")
+_CANDIDATES = flags.DEFINE_list("candidates", None, "Candidate names to run, comma-separated (default: all).")
+_VALUE_ALPHA = flags.DEFINE_float("value_alpha", 10.0, "Ridge strength of the cost-to-go.")
+_VALUE_FEATURES = flags.DEFINE_enum("value_features", "state", ["state", "state_goal"], "Cost-to-go features.")
 
 LARGE_SPLIT = "large"
 # Larger problems than the paper's extrapolation split (about twice its largest sizes).
@@ -67,10 +69,10 @@ CANDIDATES = (
     Candidate("beam (paper)", "beam"),
     Candidate("beam + backtracking", "beam_backtrack"),
     Candidate("beam restarts", "restarts"),
-    Candidate("best-first, summed distance", "best_first"),
-    Candidate("best-first, last distance", "best_first", priority="last"),
-    Candidate("best-first, cost-to-go (distance breaks ties)", "best_first", guided=True),
-    Candidate("best-first, cost-to-go + 1.0 x distance", "best_first", value_weight=1.0, guided=True),
+    Candidate("best-first: summed distance", "best_first"),
+    Candidate("best-first: last distance", "best_first", priority="last"),
+    Candidate("best-first: cost-to-go (distance breaks ties)", "best_first", guided=True),
+    Candidate("best-first: cost-to-go + 1.0 x distance", "best_first", value_weight=1.0, guided=True),
 )
 
 
@@ -86,12 +88,15 @@ def write_large_problems(root: pathlib.Path, domain: str) -> None:
 
 def train(domain: str, workdir: pathlib.Path) -> pathlib.Path:
     """The WL-XGB delta transition model with a ridge cost-to-go, trained once."""
-    run = workdir / domain / "model"
+    run = workdir / domain / f"model-{_VALUE_FEATURES.value}-alpha{_VALUE_ALPHA.value:g}"
     if not (run / CONFIG_FILE).exists():
         config = config_lib.table1(domain, "wl", "xgb", "delta")
         config.data.pddl_root = _PDDL_ROOT.value
         config.data.cache_dir = str(workdir / "cache")
+        config.xgb.n_jobs = 1  # one thread: a busy core cannot stall prediction, and timings compare fairly
         config.value.kind = "ridge"
+        config.value.alpha = _VALUE_ALPHA.value
+        config.value.features = _VALUE_FEATURES.value
         pipeline.train_from_config(config, run)
     return run
 

@@ -98,8 +98,8 @@ def train_model(
     model, history = _KINDS[kind].fit(train, validation, mode, config[kind], config.seed)
     cost_to_go = None
     if config_lib.value_kind(config) == "ridge":
-        cost_to_go, value_history = value.fit(train, validation, config.value.alphas)
-        logging.info("cost-to-go: ridge alpha %g (validation MSE by alpha: %s)", cost_to_go.alpha, value_history)
+        cost_to_go, fitted = value.fit(train, validation, config.value.alpha, config.value.features)
+        logging.info("cost-to-go: %s", fitted)
     seconds = time.perf_counter() - start
 
     workdir = pathlib.Path(workdir)

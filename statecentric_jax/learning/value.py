@@ -1,12 +1,16 @@
 """A learned cost-to-go: remaining plan length from the state and goal embeddings.
 
 The expert trajectories already label every state s_t of a plan of length T with its
-remaining steps T - t. A ridge regression on [φ(s), φ(g)] fits them (linear models over
-WL features generalise to larger problems, as WL-GOOSE found for heuristics); the ridge
-strength is chosen on the validation split. Best-first decoding can use it as its
-priority, with the transition model's distance breaking ties (`search/strategies.py`).
+remaining steps T - t. A ridge regression fits them on the training and validation
+states (linear models over WL features generalise to larger problems, as WL-GOOSE found
+for heuristics). Features: φ(s) alone (`state`: the WL graph of a state already marks
+which goal atoms hold), or [φ(s), φ(g)] (`state_goal`). Best-first decoding uses it as
+its priority, with the transition model's distance breaking ties (`search/strategies.py`).
+The ridge strength is a setting: validation error picks tiny strengths that search badly
+on larger problems, so it is selected by search success (`benchmarks/generalization.py`).
 
-On disk: `<workdir>/value.npz` with `weights` [2D], `bias` [], `alpha` [] and `format` [].
+On disk: `<workdir>/value.npz` with `weights` [2D] (zeros on φ(g) for `state`), `bias`,
+`alpha` and `format`.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import dataclasses
 import os
 import pathlib
 import zipfile
-from collections.abc import Sequence
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -27,14 +31,19 @@ VALUE_FILE = "value.npz"
 _FORMAT = 1
 
 
-def labelled_rows(split: EmbeddedSplit) -> tuple[np.ndarray, np.ndarray]:
-    """Features [N, 2D] = [φ(s_t), φ(g)] and targets [N] = remaining steps, over all states of all plans."""
-    features, targets = [], []
+Features = Literal["state", "state_goal"]
+FEATURES: tuple[str, ...] = get_args(Features)
+
+
+def labelled_rows(split: EmbeddedSplit, features: str = "state_goal") -> tuple[np.ndarray, np.ndarray]:
+    """Features [N, 2D] = [φ(s_t), φ(g)] (φ(g) zeroed for `state`) and targets [N] = remaining steps."""
+    rows, targets = [], []
     for trajectory, goal in zip(split.trajectories, split.goals):
         steps = len(trajectory) - 1
-        features.append(np.concatenate([trajectory, np.broadcast_to(goal, trajectory.shape)], axis=1))
+        goals = np.broadcast_to(goal, trajectory.shape) * (features == "state_goal")
+        rows.append(np.concatenate([trajectory, goals], axis=1))
         targets.append(np.arange(steps, -1, -1, dtype=np.float64))
-    return np.concatenate(features).astype(np.float64), np.concatenate(targets)
+    return np.concatenate(rows).astype(np.float64), np.concatenate(targets)
 
 
 @dataclasses.dataclass
@@ -67,19 +76,17 @@ def _ridge(features: np.ndarray, targets: np.ndarray, alpha: float) -> RidgeCost
     return RidgeCostToGo(weights, float(mean_y - mean_x @ weights), alpha)
 
 
-def fit(train: EmbeddedSplit, validation: EmbeddedSplit, alphas: Sequence[float]) -> tuple[RidgeCostToGo, list[dict]]:
-    """Ridge fits for each alpha on `train`; the one with the lowest validation MSE, refit on both splits."""
-    if not alphas or min(alphas) <= 0:
-        raise InputError(None, f"value.alphas must be positive ridge strengths, not {list(alphas)}")
-    x_train, y_train = labelled_rows(train)
-    x_val, y_val = labelled_rows(validation)
-    history = []
-    for alpha in alphas:
-        model = _ridge(x_train, y_train, alpha)
-        error = float(np.mean((model.predict(x_val) - y_val) ** 2))
-        history.append({"alpha": alpha, "validation_mse": error})
-    best = min(history, key=lambda row: row["validation_mse"])["alpha"]
-    return _ridge(np.concatenate([x_train, x_val]), np.concatenate([y_train, y_val]), best), history
+def fit(train: EmbeddedSplit, validation: EmbeddedSplit, alpha: float, features: str) -> tuple[RidgeCostToGo, dict]:
+    """The ridge fit on both splits, and its validation error when fitted on `train` alone (for the log)."""
+    if not alpha > 0:
+        raise InputError(None, f"value.alpha must be a positive ridge strength, not {alpha}")
+    if features not in FEATURES:
+        raise InputError(None, f"value.features={features!r} is not one of {', '.join(FEATURES)}")
+    x_train, y_train = labelled_rows(train, features)
+    x_val, y_val = labelled_rows(validation, features)
+    held_out = float(np.mean((_ridge(x_train, y_train, alpha).predict(x_val) - y_val) ** 2))
+    model = _ridge(np.concatenate([x_train, x_val]), np.concatenate([y_train, y_val]), alpha)
+    return model, {"alpha": alpha, "features": features, "validation_mse_fit_on_train": held_out}
 
 
 def load(directory: str | os.PathLike) -> RidgeCostToGo:

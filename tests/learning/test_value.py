@@ -22,15 +22,15 @@ def test_labels_are_remaining_steps():
 
 
 def test_ridge_learns_the_rule_and_extrapolates():
-    model, history = value.fit(TRAIN, VALIDATION, alphas=(0.01, 100.0))
-    assert [row["alpha"] for row in history] == [0.01, 100.0] and model.alpha == 0.01
+    model, fitted = value.fit(TRAIN, VALIDATION, alpha=0.01, features="state_goal")
+    assert fitted["validation_mse_fit_on_train"] < 0.05 and model.alpha == 0.01
     features, targets = value.labelled_rows(LARGER)
     predicted = model.estimate(features[:, : synthetic.DIM], features[:, synthetic.DIM :])
     assert np.abs(predicted - targets).max() < 0.5
 
 
 def test_save_load_and_corrupt_files(tmp_path):
-    model, _ = value.fit(TRAIN, VALIDATION, alphas=(1.0,))
+    model, _ = value.fit(TRAIN, VALIDATION, alpha=1.0, features="state")
     model.save(tmp_path)
     loaded = value.load(tmp_path)
     states, goals = TRAIN.trajectories[0], np.broadcast_to(TRAIN.goals[0], TRAIN.trajectories[0].shape)
@@ -40,14 +40,17 @@ def test_save_load_and_corrupt_files(tmp_path):
         value.load(tmp_path)
     with pytest.raises(InputError, match="no value model here"):
         value.load(tmp_path / "elsewhere")
-    with pytest.raises(InputError, match="positive ridge strengths"):
-        value.fit(TRAIN, VALIDATION, alphas=(0.0,))
+    with pytest.raises(InputError, match="positive ridge strength"):
+        value.fit(TRAIN, VALIDATION, alpha=0.0, features="state")
+    with pytest.raises(InputError, match="value.features='goal'"):
+        value.fit(TRAIN, VALIDATION, alpha=1.0, features="goal")
 
 
 def test_a_run_with_a_value_model_loads_it(tmp_path, monkeypatch):
     monkeypatch.setattr(train, "load_encoder", synthetic.load_fake_encoder)
     config = small_config("xgb")
     config.value.kind = "ridge"
+    config.value.features = "state_goal"  # the synthetic rule needs the goal
     train.train_model(config, TRAIN, VALIDATION, synthetic.FakeEncoder("toy"), tmp_path)
     assert (tmp_path / value.VALUE_FILE).is_file()
     assert isinstance(train.load_model(tmp_path).cost_to_go, value.RidgeCostToGo)
