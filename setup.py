@@ -28,5 +28,6 @@ setup(
         "test": ["pytest>=8", "ruff>=0.17,<0.18", "mypy>=2.0"],
         "dev": ["pre-commit>=4"],
         "cuda": ["jax[cuda12]"],
+        "ray": ["ray>=2.40,<3"],  # launch/sweep.py and launch/evaluate.py --backend=ray
     },
 )

@@ -4,6 +4,8 @@
 
 Writes <workdir>/eval/<split>/{results.jsonl,results.json,results.csv,summary.json};
 an interrupted evaluation resumes with the instances not yet decoded.
+
+  python launch/evaluate.py --workdir=... --split=test-extrapolation --backend=ray --shards=8 --ray_address=auto
 """
 
 import json
@@ -28,21 +30,29 @@ _MAX_IN_FLIGHT = flags.DEFINE_integer(
     "max_in_flight", 256, "Instances decoded together (bounds memory).", lower_bound=1
 )
 _USE_VAL = flags.DEFINE_bool("use_val", False, "Also check every plan with VAL's `Validate` binary (must be on PATH).")
+_BACKEND = flags.DEFINE_enum("backend", "local", ["local", "ray"], "Decode here, or in --shards Ray tasks.")
+_SHARDS = flags.DEFINE_integer("shards", 4, "Ray backend: Ray tasks the split's problems are divided into.")
+_RAY_ADDRESS = flags.DEFINE_string("ray_address", None, "Ray cluster: auto, host:port, or unset for a local one.")
 flags.mark_flag_as_required("workdir")
 
 
 def main(argv):
     del argv
-    summary = evaluate(
-        _WORKDIR.value,
-        _SPLIT.value,
-        pddl_root=_PDDL_ROOT.value,
+    settings = dict(
         beam_width=_BEAM_WIDTH.value,
         max_in_flight=_MAX_IN_FLIGHT.value,
         use_val=_USE_VAL.value,
         strategy=_STRATEGY.value,
         budget=_BUDGET.value,
     )
+    if _BACKEND.value == "ray":
+        from statecentric_jax.experiments import distributed
+
+        summary = distributed.evaluate_sharded(
+            _WORKDIR.value, _SPLIT.value, _SHARDS.value, _PDDL_ROOT.value, _RAY_ADDRESS.value, **settings
+        )
+    else:
+        summary = evaluate(_WORKDIR.value, _SPLIT.value, pddl_root=_PDDL_ROOT.value, **settings)
     print(json.dumps({k: v for k, v in summary.items() if k != "time_breakdown"}, indent=1))
 
 

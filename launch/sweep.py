@@ -1,6 +1,7 @@
 """Run a set of configurations (default: all 32 of Table 1) as parallel processes, resumably.
 
   python launch/sweep.py --sweep_dir=runs/sweep --pddl_root=../shared/benchmarks/paper-splits --parallel=2
+  python launch/sweep.py --sweep_dir=runs/sweep --backend=ray --ray_address=auto   # one Ray task per (config, seed)
 
 Each configuration goes to <sweep_dir>/<name>/ (output in log.txt); a rerun skips
 finished configurations, seeds and splits. Wall time and peak memory: <sweep_dir>/sweep.json.
@@ -19,6 +20,10 @@ _PARALLEL = flags.DEFINE_integer("parallel", 1, "Configurations run at the same 
 _SEEDS = flags.DEFINE_list("seeds", [str(s) for s in pipeline.SEEDS], "Seeds to train and evaluate.")
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", None, "PDDL root for every run (default: each config's data.pddl_root).")
 _CACHE_DIR = flags.DEFINE_string("cache_dir", None, "Plans and datasets cache (default: each config's data.cache_dir).")
+_BACKEND = flags.DEFINE_enum("backend", "local", list(sweep.BACKENDS), "local processes, or Ray tasks.")
+_RAY_ADDRESS = flags.DEFINE_string(
+    "ray_address", None, "Ray cluster: auto, host:port, or unset for a Ray instance started on this machine."
+)
 flags.mark_flags_as_required(["sweep_dir"])
 
 
@@ -31,6 +36,8 @@ def main(argv):
         parallel=_PARALLEL.value,
         pddl_root=_PDDL_ROOT.value,
         cache_dir=_CACHE_DIR.value,
+        backend=_BACKEND.value,
+        ray_address=_RAY_ADDRESS.value,
     )
     print(
         f"{len(result.finished)} finished, {len(result.skipped)} already complete, {len(result.failed)} failed"

@@ -143,8 +143,15 @@ def evaluate(
     use_val: bool = False,
     strategy: str | None = None,
     budget: int | None = None,
+    *,
+    problem_files: Sequence[str | os.PathLike] | None = None,
+    out_dir: str | os.PathLike | None = None,
 ) -> dict:
-    """Decode every problem of `split` with the run in `workdir`; returns the summary."""
+    """Decode every problem of `split` with the run in `workdir`; returns the summary.
+
+    `problem_files` restricts it to a subset of the split and `out_dir` moves the outputs
+    (default `<workdir>/eval/<split>`): a shard of a distributed evaluation (experiments.distributed).
+    """
     workdir = pathlib.Path(workdir)
     loaded = load_model(workdir)
     config = loaded.config
@@ -155,10 +162,13 @@ def evaluate(
     val_binary = shutil.which("Validate") if use_val else None
     if use_val and val_binary is None:
         raise InputError(None, "--use_val asks for VAL, but no 'Validate' binary is on PATH")
-    out_dir = workdir / "eval" / split
+    out_dir = pathlib.Path(out_dir) if out_dir is not None else workdir / "eval" / split
     out_dir.mkdir(parents=True, exist_ok=True)
+    if problem_files is None:
+        problem_files = layout.problem_files(pddl_root, config.data.domain, split)
+    files = [pathlib.Path(p).resolve() for p in problem_files]
     with exclusive_lock(out_dir, f"an evaluation of {split}"):
-        return _evaluate_locked(loaded, workdir, out_dir, split, pddl_root, settings, val_binary)
+        return _evaluate_locked(loaded, workdir, out_dir, split, pddl_root, settings, val_binary, files)
 
 
 def _evaluate_locked(
@@ -169,12 +179,12 @@ def _evaluate_locked(
     pddl_root: str | os.PathLike,
     settings: DecodeConfig,
     val_binary: str | None,
+    problem_files: list[pathlib.Path],
 ) -> dict:
     config = loaded.config
     progress_file = out_dir / "results.jsonl"
     domain_file = layout.domain_file(pddl_root, config.data.domain).resolve()
     check_domain(domain_file)  # a bad domain is one line for the whole split, not one per problem
-    problem_files = [p.resolve() for p in layout.problem_files(pddl_root, config.data.domain, split)]
     run = run_fingerprint(workdir, settings)
     domain_bytes = _content(domain_file)
     fingerprints = {str(p): _digest(run.encode(), domain_bytes, _content(p)) for p in problem_files}

@@ -1,8 +1,12 @@
-"""Run many configurations (by default the 32 Table 1 columns x domains) as parallel processes.
+"""Run many configurations (by default the 32 Table 1 columns x domains) as parallel processes or Ray tasks.
 
-Each configuration runs as `sweep_worker` in its own process, so a
-crash or a leak in one cannot take the others down, into `<sweep_dir>/<name>/`
-with its output in `<sweep_dir>/<name>/log.txt`. A rerun skips configurations
+Local backend: each configuration runs `run_config` in its own process
+(`python -m statecentric_jax.experiments.sweep_worker`), so a crash or a leak in one
+cannot take the others down, into `<sweep_dir>/<name>/` with its output in
+`<sweep_dir>/<name>/log.txt`. Ray backend (experiments.distributed): each
+(configuration, seed) is one Ray task calling `run_config` with that seed; when
+all seeds of a configuration are done, `run_config` with every seed (all skipped)
+writes its `results.json`. A rerun skips configurations
 whose `results.json` already holds every seed and split (and `run_experiment`
 itself skips finished seeds and splits), so an interrupted sweep resumes.
 Plans and datasets are prepared once per domain and encoding before any run
@@ -35,6 +39,7 @@ from statecentric_jax.learning.transitions import MODES
 from statecentric_jax.problems import layout
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+BACKENDS = ("local", "ray")
 CONFIG_FILE = "sweep_config.json"  # the resolved configuration a run's worker reads
 TABLE1_CONFIGS = tuple(
     f"{domain}_{encoding}_{kind}_{mode}"
@@ -107,6 +112,23 @@ def load_config(path: pathlib.Path, pddl_root: str | None = None, cache_dir: str
     return config
 
 
+def run_config(config_json: str | os.PathLike, run_dir: str | os.PathLike, seeds: Sequence[int]) -> dict:
+    """Train and evaluate one configuration for `seeds` (skipping finished ones): the unit of work of both backends
+    (the local worker process, `sweep_worker`, and a Ray task).
+
+    Takes paths only, so a Ray task ships a few strings and the worker reads the shared filesystem.
+    """
+    config = ml_collections.ConfigDict(json.loads(pathlib.Path(config_json).read_text(encoding="utf-8")))
+    return pipeline.run_experiment(config, run_dir, seeds=seeds)
+
+
+def _timed_run_config(*args) -> float:
+    """`run_config` in a Ray task; returns its seconds (the per-task times benchmarks.scaleout reads)."""
+    started = time.perf_counter()
+    run_config(*args)
+    return time.perf_counter() - started
+
+
 def is_complete(run_dir: pathlib.Path, seeds: Sequence[int]) -> bool:
     """Whether the run's `results.json` has a success rate for every seed and evaluation split."""
     try:
@@ -176,8 +198,13 @@ def run_sweep(
     parallel: int = 1,
     pddl_root: str | None = None,
     cache_dir: str | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
 ) -> SweepResult:
-    """Run every configuration not yet complete, `parallel` at a time; record time and memory in sweep.json."""
+    """Run every configuration not yet complete, `parallel` at a time (local) or as Ray tasks (ray);
+    record time and memory, and on Ray each task's seconds, in sweep.json."""
+    if backend not in BACKENDS:
+        raise InputError(None, f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     if parallel < 1:
         raise InputError(None, f"--parallel must be at least 1, not {parallel}")
     sweep_dir = pathlib.Path(sweep_dir)
@@ -203,39 +230,103 @@ def run_sweep(
                 bar.update()
             else:
                 todo.append(job)
+        if backend == "ray":
+            from statecentric_jax.experiments import distributed
+
+            distributed.init(ray_address)  # an unreachable cluster fails before any data preparation
         todo = _prepare(todo, result, bar)
         bar.set_postfix_str(status())
-        env = thread_env(parallel)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=parallel) as pool:
-            running = {}
-            for job in todo:
-                run_dir = sweep_dir / job.name
-                run_dir.mkdir(exist_ok=True)
-                running[pool.submit(run_command, job.command(run_dir, seeds), run_dir / LOG_FILE, env)] = job
-            pending = set(running)
-            while pending:
-                done, pending = concurrent.futures.wait(
-                    pending, timeout=REFRESH_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED
-                )
-                bar.set_postfix_str(status(), refresh=False)
-                for future in sorted(done, key=lambda f: running[f].name):
-                    job = running[future]
-                    code = future.result()
-                    if code == 0:
-                        result.finished.append(job.name)
-                    else:
-                        result.failed[job.name] = f"exit code {code}, see {sweep_dir / job.name / LOG_FILE}"
-                        bar.write(f"{job.name}: FAILED, {result.failed[job.name]}")
-                    bar.update()
-                bar.refresh()
+        tasks: dict[str, float] = {}
+        if backend == "ray":
+            tasks = _run_ray(sweep_dir, todo, seeds, result, bar)
+        else:
+            _run_local(sweep_dir, todo, seeds, parallel, result, bar, status)
     result.wall_seconds = time.perf_counter() - started
     result.peak_rss_mb_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
-    _record(sweep_dir, result, names, seeds, parallel)
+    _record(sweep_dir, result, names, seeds, parallel, backend, tasks)
     return result
 
 
+def _run_ray(sweep_dir: pathlib.Path, jobs: Sequence[Job], seeds: Sequence[int], result: SweepResult, bar: tqdm):
+    """One Ray task per (configuration, seed); returns each task's seconds, keyed "name/seed"."""
+    from statecentric_jax.experiments import distributed
+
+    calls = {}
+    for job in jobs:
+        run_dir = (sweep_dir / job.name).resolve()
+        run_dir.mkdir(exist_ok=True)
+        write_text(run_dir / CONFIG_FILE, job.config.to_json(indent=1))
+        for seed in seeds:
+            calls[f"{job.name}/{seed}"] = (str(run_dir / CONFIG_FILE), str(run_dir), [seed])
+    left = {job.name: len(seeds) for job in jobs}
+    errors: dict[str, list[str]] = {}
+    seconds: dict[str, float] = {}
+
+    def on_done(key: str, value, error: str | None) -> None:
+        name, seed = key.rsplit("/", 1)
+        if error is None:
+            seconds[key] = round(value, 3)
+        else:
+            errors.setdefault(name, []).append(f"seed {seed}: {error}")
+        left[name] -= 1
+        if left[name]:
+            return
+        if name in errors:
+            result.failed[name] = "; ".join(errors[name])
+            bar.write(f"{name}: FAILED, {result.failed[name]}")
+        else:
+            config_json, run_dir, _ = calls[key]
+            run_config(config_json, run_dir, seeds)  # every seed done: writes results.json
+            result.finished.append(name)
+        bar.update()
+
+    distributed.run_tasks(_timed_run_config, calls, on_done)
+    return seconds
+
+
+def _run_local(
+    sweep_dir: pathlib.Path,
+    todo: Sequence[Job],
+    seeds: Sequence[int],
+    parallel: int,
+    result: SweepResult,
+    bar: tqdm,
+    status,
+) -> None:
+    """Each configuration in its own process, `parallel` at a time, sharing the cores (`thread_env`)."""
+    env = thread_env(parallel)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=parallel) as pool:
+        running = {}
+        for job in todo:
+            run_dir = sweep_dir / job.name
+            run_dir.mkdir(exist_ok=True)
+            running[pool.submit(run_command, job.command(run_dir, seeds), run_dir / LOG_FILE, env)] = job
+        pending = set(running)
+        while pending:
+            done, pending = concurrent.futures.wait(
+                pending, timeout=REFRESH_SECONDS, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            bar.set_postfix_str(status(), refresh=False)
+            for future in sorted(done, key=lambda f: running[f].name):
+                job = running[future]
+                code = future.result()
+                if code == 0:
+                    result.finished.append(job.name)
+                else:
+                    result.failed[job.name] = f"exit code {code}, see {sweep_dir / job.name / LOG_FILE}"
+                    bar.write(f"{job.name}: FAILED, {result.failed[job.name]}")
+                bar.update()
+            bar.refresh()
+
+
 def _record(
-    sweep_dir: pathlib.Path, result: SweepResult, names: Sequence[str], seeds: Sequence[int], parallel: int
+    sweep_dir: pathlib.Path,
+    result: SweepResult,
+    names: Sequence[str],
+    seeds: Sequence[int],
+    parallel: int,
+    backend: str,
+    task_seconds: dict[str, float],
 ) -> None:
     """Append this invocation to sweep.json (a resumed sweep keeps the times of earlier invocations)."""
     path = sweep_dir / SWEEP_FILE
@@ -248,6 +339,8 @@ def _record(
             "configs": list(names),
             "seeds": list(seeds),
             "parallel": parallel,
+            "backend": backend,
+            "task_seconds": task_seconds,  # Ray: "<config>/<seed>" -> seconds of that task
             "wall_seconds": round(result.wall_seconds, 3),
             "peak_rss_mb_children": round(result.peak_rss_mb_children, 1),
             "peak_rss_mb_self": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

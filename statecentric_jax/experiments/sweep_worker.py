@@ -9,15 +9,12 @@ needs no launch script on disk, only the installed package.
 
 from __future__ import annotations
 
-import json
-import pathlib
 from collections.abc import Sequence
 
-import ml_collections
 from absl import flags
 
 from statecentric_jax.cli import run_main
-from statecentric_jax.experiments import pipeline
+from statecentric_jax.experiments import pipeline, sweep
 
 _CONFIG_JSON = flags.DEFINE_string("config_json", "", "The configuration, as written by the sweep.")
 _WORKDIR = flags.DEFINE_string("workdir", "", "Run directory (one subfolder per seed).")
@@ -26,8 +23,7 @@ _SEEDS = flags.DEFINE_list("seeds", [str(s) for s in pipeline.SEEDS], "Seeds to 
 
 def main(argv: Sequence[str]) -> None:
     del argv
-    config = ml_collections.ConfigDict(json.loads(pathlib.Path(_CONFIG_JSON.value).read_text(encoding="utf-8")))
-    rates = pipeline.run_experiment(config, _WORKDIR.value, seeds=[int(s) for s in _SEEDS.value])
+    rates = sweep.run_config(_CONFIG_JSON.value, _WORKDIR.value, [int(s) for s in _SEEDS.value])
     print(pipeline.format_rates(rates))
 
 

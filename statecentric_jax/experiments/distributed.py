@@ -1,0 +1,153 @@
+"""Ray backend: sweep runs and evaluation shards as Ray tasks (Ray is imported lazily, `pip install -e ".[ray]"`).
+
+Only paths travel through the object store; every worker reads and writes a filesystem
+that all nodes share (PDDL root, plans/datasets cache, sweep and run directories).
+Resumability comes from the files, so a task retried after its worker died
+(`max_retries`) skips what the killed attempt finished and nothing is duplicated.
+
+A sharded evaluation writes each shard to `<workdir>/eval/<split>/shards/<k>-of-<n>/`
+(the layout of `evaluation.evaluate`), then merges the shard records into
+`<workdir>/eval/<split>/results.jsonl` and writes `results.json`, `results.csv` and
+`summary.json` there exactly as a local evaluation does (plus `shards` and the
+shards' summed `time_breakdown`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import socket
+import time
+from collections.abc import Callable, Sequence
+
+from statecentric_jax.atomic import open_for_append, write_text
+from statecentric_jax.errors import InputError
+from statecentric_jax.experiments import evaluation
+from statecentric_jax.learning.train import load_model
+from statecentric_jax.problems import layout
+
+MAX_RETRIES = 3  # a task whose worker died is rerun this often; it resumes from its files
+CONNECT_TIMEOUT_S = 5.0
+
+
+def init(address: str | None = None, num_cpus: int | None = None) -> None:
+    """Connect to a Ray cluster (`auto`, `host:port`) or start a local one (None); one clear error if unreachable.
+
+    A `host:port` is probed with a plain TCP connection first: `ray.init` itself keeps retrying
+    an address nobody listens on for a long time.
+    """
+    import ray
+
+    if address not in (None, "auto", "local") and not address.startswith("ray://"):
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise InputError(None, f"--ray_address must be auto or host:port, not {address!r}")
+        try:
+            socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+        except OSError as e:
+            raise InputError(None, f"cannot reach the Ray cluster at {address}: {e.strerror or e}") from None
+    if ray.is_initialized():
+        return
+    try:
+        ray.init(address=address, num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+    except ConnectionError as e:
+        raise InputError(None, f"cannot reach the Ray cluster at {address}: {e}") from None
+
+
+def resources() -> dict:
+    """Per-task resource requests: one CPU, and a quarter GPU when the cluster has GPUs."""
+    import ray
+
+    return {"num_cpus": 1, "num_gpus": 0.25 if ray.cluster_resources().get("GPU", 0) else 0}
+
+
+def run_tasks(fn: Callable, calls: dict[str, tuple], on_done: Callable[[str, object, str | None], None]) -> None:
+    """Run `fn(*args)` as one Ray task per key; `on_done(key, value, error)` as each finishes."""
+    import ray
+
+    remote = ray.remote(max_retries=MAX_RETRIES, retry_exceptions=False, **resources())(fn)
+    refs = {remote.remote(*args): key for key, args in calls.items()}
+    pending = list(refs)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        for ref in done:
+            try:
+                on_done(refs[ref], ray.get(ref), None)
+            except Exception as e:  # a task failed after its retries: report, keep the rest going
+                cause = getattr(e, "cause", None) or e
+                on_done(refs[ref], None, f"{type(cause).__name__}: {str(cause).strip().splitlines()[-1:]}")
+
+
+def shard_dir(workdir: pathlib.Path, split: str, shard: int, shards: int) -> pathlib.Path:
+    return workdir / "eval" / split / "shards" / f"{shard}-of-{shards}"
+
+
+def _evaluate_shard(workdir: str, split: str, pddl_root: str | None, files: list[str], out: str, kwargs: dict) -> dict:
+    return evaluation.evaluate(workdir, split, pddl_root, problem_files=files, out_dir=out, **kwargs)
+
+
+def evaluate_sharded(
+    workdir: str | os.PathLike,
+    split: str,
+    shards: int,
+    pddl_root: str | os.PathLike | None = None,
+    address: str | None = None,
+    **kwargs,
+) -> dict:
+    """`evaluation.evaluate` with the split's problems in `shards` Ray tasks, merged into the same outputs."""
+    if shards < 1:
+        raise InputError(None, f"--shards must be at least 1, not {shards}")
+    workdir = pathlib.Path(workdir).resolve()
+    config = load_model(workdir).config
+    root = str(pddl_root if pddl_root is not None else config.data.pddl_root)
+    files = [str(p) for p in layout.problem_files(root, config.data.domain, split)]
+    init(address)
+    calls = {
+        str(k): (str(workdir), split, root, files[k::shards], str(shard_dir(workdir, split, k, shards)), kwargs)
+        for k in range(shards)
+        if files[k::shards]
+    }
+    summaries, failed = {}, {}
+
+    def on_done(key: str, summary: object, error: str | None) -> None:
+        if error is None:
+            summaries[key] = summary
+        else:
+            failed[key] = error
+
+    started = time.perf_counter()
+    run_tasks(_evaluate_shard, calls, on_done)
+    elapsed = time.perf_counter() - started
+    if failed:
+        raise InputError(workdir, f"evaluation shard(s) failed: {failed}")
+    return _merge(workdir, split, root, [pathlib.Path(args[4]) for args in calls.values()], summaries, elapsed, kwargs)
+
+
+def _merge(
+    workdir: pathlib.Path,
+    split: str,
+    root: str,
+    dirs: Sequence[pathlib.Path],
+    summaries: dict,
+    elapsed: float,
+    kwargs: dict,
+) -> dict:
+    """Shard records into the split's results.jsonl, then the local evaluation writes the outputs (decodes nothing;
+    a record appended twice is read once, keyed by problem file)."""
+    out_dir = workdir / "eval" / split
+    with open_for_append(out_dir / "results.jsonl") as log:
+        for shard in dirs:  # a shard's results.json holds each of its problems once, with its fingerprint
+            for record in json.loads((shard / "results.json").read_text(encoding="utf-8")):
+                log.write(json.dumps(record) + "\n")
+    summary = evaluation.evaluate(workdir, split, root, **kwargs)
+    decoded = sum(s["problems"] for s in summaries.values())
+    breakdown = [s["time_breakdown"] for s in summaries.values()]
+    summary.update(
+        decode_seconds=elapsed,
+        instances_per_second=decoded / elapsed if decoded and elapsed > 0 else None,
+        time_breakdown={k: sum(b[k] for b in breakdown) for k in (breakdown[0] if breakdown else {})},
+        shards=len(dirs),
+    )
+    write_text(out_dir / "summary.json", json.dumps(summary, indent=1))
+    return summary
