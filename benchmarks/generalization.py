@@ -14,6 +14,7 @@ are never decoded here (`--splits` refuses them).
 from __future__ import annotations
 
 import dataclasses
+import json
 import pathlib
 import sys
 import time
@@ -28,7 +29,7 @@ from statecentric_jax.experiments import pipeline
 from statecentric_jax.experiments.evaluation import check_plan
 from statecentric_jax.learning.train import CONFIG_FILE, load_model
 from statecentric_jax.planning.tasks import load_task
-from statecentric_jax.problems import generators, layout
+from statecentric_jax.problems import fast_downward, generators, layout
 from statecentric_jax.problems.domains import domain_text
 from statecentric_jax.search.base import decode_config
 from statecentric_jax.search.decoding import decode
@@ -41,12 +42,16 @@ _BUDGET = flags.DEFINE_integer("budget", 10_000, "Node expansions per problem fo
 _CANDIDATES = flags.DEFINE_list("candidates", None, "Candidate names to run, comma-separated (default: all).")
 _VALUE_ALPHA = flags.DEFINE_float("value_alpha", 10.0, "Ridge strength of the cost-to-go.")
 _VALUE_FEATURES = flags.DEFINE_enum("value_features", "state", ["state", "state_goal"], "Cost-to-go features.")
+_REFERENCE_PLANS = flags.DEFINE_string(
+    "reference_plans", None, "A generate_plans workdir with Fast Downward plans for these problems (plan-length ratio)."
+)
 
 LARGE_SPLIT = "large"
 # Larger problems than the paper's extrapolation split (about twice its largest sizes).
 LARGE_PROBLEMS = {
     "blocks": [("blocks", dict(n=n, seed=s)) for n in (20, 24, 28, 34) for s in (1, 2)],
-    "gripper": [("gripper", dict(n_balls=n, n_rooms=2)) for n in (50, 60, 70, 84)],
+    "gripper": [("gripper", dict(n_balls=n, n_rooms=2)) for n in (50, 60, 70, 84)]
+    + [("gripper", dict(n_balls=n, n_rooms=3, seed=n)) for n in (12, 20, 30)],  # a shape never trained on
     "logistics": [
         ("logistics", dict(cities=c, locations_per_city=2, packages=p, airplanes=a, goals=g, seed=s))
         for c, p, a, g in ((6, 18, 2, 16), (8, 24, 2, 22), (10, 30, 3, 28))
@@ -101,7 +106,21 @@ def train(domain: str, workdir: pathlib.Path) -> pathlib.Path:
     return run
 
 
-def evaluate(run: pathlib.Path, root: str, domain: str, split: str, candidate: Candidate) -> dict:
+def reference_lengths(plans_dir: str | None, domain: str, split: str) -> dict[str, tuple[int, bool]]:
+    """Problem name -> (Fast Downward plan length, whether A* with LM-cut proved it optimal)."""
+    if plans_dir is None:
+        return {}
+    records = (json.loads(p.read_text()) for p in (pathlib.Path(plans_dir) / domain / split / "records").glob("*.json"))
+    return {
+        r["problem"]: (len(r["plan"]), r["config"] == fast_downward.ASTAR_LMCUT)
+        for r in records
+        if r["status"] == "solved"
+    }
+
+
+def evaluate(
+    run: pathlib.Path, root: str, domain: str, split: str, candidate: Candidate, reference: dict[str, tuple[int, bool]]
+) -> dict:
     loaded = load_model(run)
     settings = decode_config(
         loaded.config,
@@ -118,10 +137,14 @@ def evaluate(run: pathlib.Path, root: str, domain: str, split: str, candidate: C
     seconds = time.perf_counter() - start
     checked = [check_plan(task, result, settings) for task, result in zip(tasks, results)]
     solved = [r for r in checked if r.solved]
+    stems = [pathlib.Path(r.problem_file).stem for r in solved]
+    compared = [(len(r.plan), *reference[stem]) for r, stem in zip(solved, stems) if stem in reference]
     return {
         "problems": len(tasks),
         "solved": len(solved),
         "mean_length": sum(len(r.plan) for r in solved) / len(solved) if solved else float("nan"),
+        "length_ratio": sum(ours / theirs for ours, theirs, _ in compared) / len(compared) if compared else None,
+        "reference": f"{sum(optimal for *_, optimal in compared)}/{len(compared)} optimal",
         "seconds": seconds,
     }
 
@@ -141,16 +164,18 @@ def main(argv):
         for split in _SPLITS.value:
             root = str(large_root) if split == LARGE_SPLIT else _PDDL_ROOT.value
             print(f"\n{domain} / {split}")
-            print("| setting | solved | mean plan length | decode s | time vs beam |")
-            print("|---|---|---|---|---|")
+            reference = reference_lengths(_REFERENCE_PLANS.value, domain, split)
+            print("| setting | solved | mean plan length | length vs FD (FD plans) | decode s | time vs beam |")
+            print("|---|---|---|---|---|---|")
             beam_seconds = None
             for candidate in candidates:
-                row = evaluate(run, root, domain, split, candidate)
+                row = evaluate(run, root, domain, split, candidate, reference)
                 beam_seconds = row["seconds"] if candidate.strategy == "beam" else beam_seconds
                 ratio = f"{row['seconds'] / beam_seconds:.1f}x" if beam_seconds else "n/a"
+                versus = f"{row['length_ratio']:.2f}x ({row['reference']})" if row["length_ratio"] else "n/a"
                 print(
                     f"| {candidate.name} | {row['solved']}/{row['problems']} | {row['mean_length']:.1f} "
-                    f"| {row['seconds']:.1f} | {ratio} |",
+                    f"| {versus} | {row['seconds']:.1f} | {ratio} |",
                     flush=True,
                 )
 

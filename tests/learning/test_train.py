@@ -10,6 +10,7 @@ import pytest
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import lstm, train, transitions, xgb
+from statecentric_jax.problems.domains import DOMAINS
 from tests import synthetic
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -133,3 +134,15 @@ def test_one_config_file_per_table1_configuration():
         assert path.stem == "_".join([config.data.domain, config.data.encoding, config.model.kind, config.model.mode])
         config_lib.check(config)
     assert load_config_file(REPO / "configs" / "base.py").to_dict() == config_lib.base().to_dict()
+
+
+def test_one_recommended_config_per_domain_beside_the_paper_one():
+    """configs/<domain>_best.py: valid, opt-in only through fields the paper's config leaves off."""
+    for domain in DOMAINS:
+        config = load_config_file(REPO / "configs" / f"{domain}_best.py")
+        config_lib.check(config)
+        paper = config_lib.table1(domain, "wl", "xgb", "delta")
+        assert (paper.value.kind, paper.decode.strategy) == ("none", "beam")
+        assert (config.value.kind, config.decode.strategy) == ("ridge", "best_first")
+        assert config.decode.value_weight == config_lib.BEST_VALUE_WEIGHTS[domain]
+        assert config.model.to_dict() == paper.model.to_dict() and config.data.to_dict() == paper.data.to_dict()
