@@ -154,6 +154,7 @@ class Expander:
         # 2. Successors not to be skipped; each distinct state of an instance is embedded once.
         t0 = time.perf_counter()
         pairs: list[tuple[Task, State]] = []
+        parents: list[State] = []  # the state each new one was derived from: incremental WL starts there
         options: list[list[tuple[str, State, int]]] = []  # per request: (action, state, row in `pairs`)
         rows_of: dict[int, dict[State, int]] = {}
         for problem, node, skip in requests:
@@ -164,13 +165,14 @@ class Expander:
                     row = row_of.setdefault(nxt, len(pairs))
                     if row == len(pairs):
                         pairs.append((problem.task, nxt))
+                        parents.append(node.state)
                     found.append((op.name, nxt, row))
             options.append(found)
         self.stats.add("successors", time.perf_counter() - t0)
 
         # 3. One embedding call for all candidates of all nodes.
         t0 = time.perf_counter()
-        embedded = self.encoder.embed(pairs) if pairs else np.zeros((0, self.encoder.dim), np.float32)
+        embedded = self.encoder.embed(pairs, parents) if pairs else np.zeros((0, self.encoder.dim), np.float32)
         embedded = np.asarray(embedded, dtype=np.float32)
         self.stats.add("embedding", time.perf_counter() - t0)
 

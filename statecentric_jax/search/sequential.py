@@ -50,7 +50,7 @@ def decode_sequential(
                 stats.add("successors", time.perf_counter() - t0)
                 for c, (op, nxt) in enumerate(successors):
                     t0 = time.perf_counter()
-                    embedding = encoder.embed([(task, nxt)])[0]
+                    embedding = encoder.embed([(task, nxt)], [node.state])[0]
                     stats.add("embedding", time.perf_counter() - t0)
                     t0 = time.perf_counter()
                     score = np.float32(node.score) + reference_distance(target, embedding, config.metric)
