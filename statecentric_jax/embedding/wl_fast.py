@@ -51,7 +51,7 @@ UNSEEN = -1  # wlplan's colour for keys outside the vocabulary
 ABSENT = -2  # the node is not in this state's graph
 _T_POS_GOAL, _F_POS_GOAL, _NON_GOAL, _DESCRIPTIONS = 0, 1, 4, 5  # wlplan's ILGFactDescription
 _CACHE_BYTES = 256 << 20  # node colours and histograms kept for later states to start from
-_RECORD_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays
+_ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -167,17 +167,25 @@ class Vocabulary:
         return cls(iterations, bool(data["multiset_hash"]), [(str(n), int(a)) for n, a in domain["predicates"]], layers)
 
 
-class _Record:
-    """One embedded state: its node colours (layer-major, [layers x nodes] flattened), histogram and counts."""
+class _Batch:
+    """The states derived in one call: their node colours in one buffer (row r's layer j, node v at
+    offset[r] + j * size + v), their histograms and counts. A state's cache entry is (batch, row)."""
 
-    __slots__ = ("colours", "graph", "hist", "nbytes", "nodes", "state", "unseen", "version")
+    __slots__ = ("colours", "graphs", "hist", "nbytes", "nodes", "offset", "states", "unseen", "width")
 
-    def __init__(self, graph: TaskGraph, state: frozenset[str], colours: np.ndarray, hist: np.ndarray, unseen, nodes):
-        self.graph, self.version, self.state = graph, graph.version, state
-        self.colours, self.hist = colours, hist
-        self.unseen = int(unseen)  # unseen colour occurrences over all layers
-        self.nodes = int(nodes)  # ILG nodes
-        self.nbytes = colours.nbytes + hist.nbytes + _RECORD_OVERHEAD
+    def __init__(self, graphs, states, colours, offset, width, hist, unseen, nodes):
+        self.graphs: list[TaskGraph] = graphs
+        self.states: list[frozenset[str]] = states
+        self.colours: np.ndarray = colours
+        self.offset: list[int] = offset.tolist()
+        self.width: list[int] = width.tolist()
+        self.hist: np.ndarray = hist
+        self.unseen: list[int] = unseen.tolist()  # unseen colour occurrences over all layers
+        self.nodes: list[int] = nodes.tolist()  # ILG nodes
+        self.nbytes = colours.nbytes + hist.nbytes + _ROW_OVERHEAD * len(states)
+
+
+Entry = tuple[_Batch, int]
 
 
 class TaskGraph:
@@ -192,33 +200,33 @@ class TaskGraph:
         self._present0 = [object_colour] * len(task.objects)  # layer-0 colour if the node is in the graph
         self._absent0 = [object_colour] * len(task.objects)  # ... and if it is not (goal atoms are always in it)
         self._none0 = [object_colour] * len(task.objects)  # ... in the state with no fluent atom
-        self.version = 0  # bumped when atoms are added: cached states of older versions are dropped
-        self.records: dict[frozenset[str], _Record] = {}  # cached states of this version
-        self.base: _Record | None = None  # the state with no fluent atom
-        self.last: _Record | None = None  # the state embedded last
-        self.node_base = -1  # where the engine's tables hold this version's nodes
+        self.records: dict[frozenset[str], Entry] = {}  # cached states
+        self.base: Entry | None = None  # the state with no fluent atom
+        self.last: Entry | None = None  # the state derived last
+        self.node_base = -1  # where the engine's tables hold this graph's nodes
         reachable = task.init | task.goal | task.static | {atom for op in task.operators for atom in op.add}
         self.extend(reachable)
 
     def extend(self, atoms: Iterable[str]) -> None:
-        """Add atoms (checked against the domain and the objects) as nodes, and rebuild the graph's arrays."""
-        for atom in sorted(set(atoms) - self.node.keys()):
-            self._add_atom(atom)
+        """Add atoms (checked against the domain and the objects) as nodes; drops the cached states."""
+        for text in sorted(set(atoms) - self.node.keys()):
+            self._add_atom(text)
         size = len(self._args)
-        incident: list[list[tuple[int, int]]] = [[] for _ in range(size)]  # node -> (label, neighbour)
-        for v, args in enumerate(self._args):
-            for label, obj in enumerate(args):
-                incident[v].append((label, obj))
-                incident[obj].append((label, v))
+        arity = np.asarray([len(args) for args in self._args], np.int64)
+        atom = np.repeat(np.arange(size), arity)
+        argument = np.asarray([obj for args in self._args for obj in args], np.int64)
+        label = _ramp(arity)
+        source = np.concatenate([atom, argument])  # edges both ways, labelled with the argument position
+        order = np.argsort(source, kind="stable")
         self.size = size
-        self.degree = np.asarray([len(entries) for entries in incident], np.int64)
-        self.neighbour = np.asarray([u for entries in incident for _, u in entries], np.int64)
-        self.label = np.asarray([label for entries in incident for label, _ in entries], np.int64)
+        self.degree = np.bincount(source, minlength=size)
+        self.neighbour = np.concatenate([argument, atom])[order]
+        self.label = np.concatenate([label, label])[order]
         self.present0 = np.asarray(self._present0, np.int64)
         self.absent0 = np.asarray(self._absent0, np.int64)
-        self.none0 = np.asarray(self._none0, np.int32)
-        self.version += 1
+        self.none0 = np.asarray(self._none0, np.int64)
         self.records, self.base, self.last = {}, None, None
+        self.node_base = -1
 
     def _add_atom(self, atom: str) -> None:
         name, args = atom_predicate(atom), atom_arguments(atom)
@@ -239,9 +247,6 @@ class TaskGraph:
         self._present0.append(present)
         self._absent0.append(absent)
         self._none0.append(present if atom in self.task.static else absent)
-
-    def usable(self, record: _Record | None) -> bool:
-        return record is not None and record.version == self.version
 
 
 class _Growing:
@@ -266,15 +271,22 @@ class _Growing:
         return self._data[: self.size]
 
 
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    values = np.sort(values)
+    keep = np.ones(len(values), bool)
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
+
+
 class FastWL:
     """Embeds (TaskGraph, state) pairs in batches, keeping recent states' colours to start later states from."""
 
     def __init__(self, vocabulary: Vocabulary, cache_bytes: int = _CACHE_BYTES):
         self.vocabulary = vocabulary
         self._cache_bytes = cache_bytes
-        self._lru: collections.OrderedDict[_Record, None] = collections.OrderedDict()
+        self._batches: collections.deque[_Batch] = collections.deque()  # cached, oldest first
         self._bytes = 0
-        # Every registered graph version's nodes, one after another (a graph's node v is node_base + v).
+        # Every graph's nodes, one graph after another (a graph's node v is node_base + v).
         self._first, self._degree = _Growing(), _Growing()  # node -> its (label, neighbour) entries
         self._present0, self._absent0 = _Growing(), _Growing()
         self._neighbour, self._label = _Growing(), _Growing()  # entries; neighbours as graph-local ids
@@ -293,44 +305,58 @@ class FastWL:
         differs by a few atoms (its parent in a search): the cheapest place to start from.
         """
         while True:
-            records = self._records(pairs, parents)
-            if isinstance(records, list):
+            entries = self._entries(pairs, parents)
+            if isinstance(entries, list):
                 break
-            for graph, atoms in records.items():  # atoms outside a graph: extend it, then start over
+            for graph, atoms in entries.items():  # atoms outside a graph: extend it, then start over
                 graph.extend(atoms)
         out = np.zeros((len(pairs), self.vocabulary.dim), np.float32)
-        if records:
-            np.stack([record.hist for record in records], out=out)
-        unseen = sum(record.unseen for record in records)
-        total = sum(record.nodes for record in records) * (self.vocabulary.iterations + 1)
-        return out, unseen, total
+        groups: dict[int, tuple[_Batch, list[int], list[int]]] = {}
+        unseen = nodes = 0
+        for i, (batch, row) in enumerate(entries):
+            group = groups.get(id(batch))
+            if group is None:
+                group = groups[id(batch)] = (batch, [], [])
+            group[1].append(i)
+            group[2].append(row)
+            unseen += batch.unseen[row]
+            nodes += batch.nodes[row]
+        for batch, rows, batch_rows in groups.values():
+            out[rows] = batch.hist[batch_rows]
+        return out, unseen, nodes * (self.vocabulary.iterations + 1)
 
-    def _records(self, pairs, parents) -> list[_Record] | dict[TaskGraph, set[str]]:
-        """Every pair's record, or the atoms that some graphs lack."""
+    def _entries(self, pairs, parents) -> list[Entry] | dict[TaskGraph, set[str]]:
+        """Every pair's cache entry, or the atoms that some graphs lack."""
         graphs = {id(graph): graph for graph, _ in pairs}.values()
-        self._add_bases([graph for graph in graphs if not graph.usable(graph.base)])
-        found: list[_Record | None] = [None] * len(pairs)
+        self._add_bases([graph for graph in graphs if graph.base is None])
+        found: list[Entry | None] = [None] * len(pairs)
         new: dict[tuple[int, frozenset[str]], int] = {}  # (graph, state) -> index among the states to derive
-        derive: list[tuple[TaskGraph, frozenset[str], _Record]] = []
-        duplicates: list[tuple[int, int]] = []  # (row, index among the states to derive)
-        rows, nodes, came = [], [], []  # layer-0 changes: (index among the states to derive, node, atom came?)
+        waiting: list[tuple[int, int]] = []  # (row, index among the states to derive)
+        derive_graphs: list[TaskGraph] = []
+        derive_states: list[frozenset[str]] = []
+        starts: list[Entry] = []
+        rows: list[int] = []  # layer-0 changes: index among the states to derive, node, atom came?
+        nodes: list[int] = []
+        came: list[bool] = []
         unknown: dict[TaskGraph, set[str]] = {}
-        lru = self._lru
         for row, (graph, state) in enumerate(pairs):
-            record = graph.records.get(state)
-            if record is not None:
-                found[row] = record
-                lru.move_to_end(record)
+            entry = graph.records.get(state)
+            if entry is not None:
+                found[row] = entry
                 continue
             key = (id(graph), state)
-            if key in new:
-                duplicates.append((row, new[key]))
+            index = new.get(key)
+            if index is not None:
+                waiting.append((row, index))
                 continue
-            start = graph.records.get(parents[row]) if parents is not None and parents[row] is not None else None
+            start = None
+            if parents is not None and parents[row] is not None:
+                start = graph.records.get(parents[row])
             if start is None:
-                start = graph.last if graph.usable(graph.last) else graph.base
+                start = graph.last or graph.base
             assert start is not None
-            added, removed = state - start.state, start.state - state
+            start_state = start[0].states[start[1]]
+            added, removed = state - start_state, start_state - state
             if len(added) + len(removed) > len(state):
                 start, added, removed = graph.base, state, frozenset()
             node = graph.node
@@ -339,37 +365,35 @@ class FastWL:
             except KeyError:
                 unknown.setdefault(graph, set()).update(atom for atom in added if atom not in node)
                 continue
-            index = new[key] = len(derive)
-            derive.append((graph, state, start))
+            index = new[key] = len(starts)
+            waiting.append((row, index))
+            derive_graphs.append(graph)
+            derive_states.append(state)
+            starts.append(start)
             rows += [index] * len(changed)
             nodes += changed
             came += [True] * len(added) + [False] * len(removed)
         if unknown:
             return unknown
-        if derive:
-            starts = [start for _, _, start in derive]
-            derived = self._derive([g for g, _, _ in derive], [s for _, s, _ in derive], starts, rows, nodes, came)
-            for (graph, state, _), record in zip(derive, derived):
-                graph.records[state] = record
-                graph.last = record
-                lru[record] = None
-                self._bytes += record.nbytes
-            for start in starts:
-                if start.graph.records.get(start.state) is start:
-                    lru.move_to_end(start)
-            for row, (graph, state) in enumerate(pairs):
-                if found[row] is None:
-                    found[row] = derived[new[(id(graph), state)]]
+        if starts:
+            batch = self._derive(derive_graphs, derive_states, starts, rows, nodes, came)
+            for index, (graph, state) in enumerate(zip(derive_graphs, derive_states)):
+                graph.records[state] = graph.last = (batch, index)
+            for row, index in waiting:
+                found[row] = (batch, index)
+            self._batches.append(batch)
+            self._bytes += batch.nbytes
             self._evict()
         return found  # type: ignore[return-value]  # every row was filled
 
     def _evict(self) -> None:
-        lru = self._lru
-        while self._bytes > self._cache_bytes and len(lru) > 1:
-            record, _ = lru.popitem(last=False)
-            self._bytes -= record.nbytes
-            if record.graph.records.get(record.state) is record:
-                del record.graph.records[record.state]
+        while self._bytes > self._cache_bytes and len(self._batches) > 1:
+            batch = self._batches.popleft()
+            self._bytes -= batch.nbytes
+            for graph, state in zip(batch.graphs, batch.states):
+                entry = graph.records.get(state)
+                if entry is not None and entry[0] is batch:
+                    del graph.records[state]
 
     def _register(self, graph: TaskGraph) -> None:
         """Append the graph's node and entry tables to the engine's."""
@@ -381,54 +405,57 @@ class FastWL:
         self._absent0.append(graph.absent0)
 
     def _add_bases(self, graphs: list[TaskGraph]) -> None:
-        """The record of the state with no fluent atom, per graph, derived from a graph with no node."""
+        """The state with no fluent atom, per graph: derived from an empty graph (every node ABSENT)."""
         if not graphs:
             return
         for graph in graphs:
             self._register(graph)
-        layers = self.vocabulary.iterations + 1
-        empty = [
-            _Record(graph, frozenset(), np.full(layers * graph.size, ABSENT, np.int32), self._zeros, 0, 0)
-            for graph in graphs
-        ]
-        rows = np.repeat(np.arange(len(graphs)), [graph.size for graph in graphs])
-        nodes = np.concatenate([np.arange(graph.size) for graph in graphs])
+        size = np.asarray([graph.size for graph in graphs], np.int64)
+        width = size * (self.vocabulary.iterations + 1)
+        none: list[frozenset[str]] = [frozenset()] * len(graphs)
+        empty = _Batch(
+            graphs,
+            none,
+            np.full(int(width.sum()), ABSENT, np.int32),
+            np.cumsum(width) - width,
+            width,
+            np.zeros((len(graphs), self.vocabulary.dim), np.float32),
+            np.zeros(len(graphs), np.int64),
+            np.zeros(len(graphs), np.int64),
+        )
+        rows = np.repeat(np.arange(len(graphs)), size)
+        nodes = _ramp(size)
         colours = np.concatenate([graph.none0 for graph in graphs])
-        for graph, base in zip(
-            graphs, self._derive(graphs, [frozenset()] * len(graphs), empty, rows, nodes, colours=colours)
-        ):
-            graph.base = base
-
-    @property
-    def _zeros(self) -> np.ndarray:
-        return np.zeros(self.vocabulary.dim, np.float32)
+        bases = self._derive(graphs, none, [(empty, i) for i in range(len(graphs))], rows, nodes, colours=colours)
+        for index, graph in enumerate(graphs):
+            graph.base = (bases, index)
 
     def _derive(
         self,
-        graphs: Sequence[TaskGraph],
-        states: Sequence[frozenset[str]],
-        starts: Sequence[_Record],
+        graphs: list[TaskGraph],
+        states: list[frozenset[str]],
+        starts: Sequence[Entry],
         rows,
         nodes,
         came=None,
         colours=None,
-    ) -> list[_Record]:
-        """Records of the states whose layer-0 colours are the starts' with changes at (row, node) applied.
+    ) -> _Batch:
+        """The states whose layer-0 colours are the starts' with changes at (row, node) applied.
 
         A change's colour is `colours`, or the node's colour when present (`came`) or absent.
         Layer j changes only at nodes whose own or a neighbour's layer j-1 colour changed,
         so only those are recoloured. All rows go together: the starts' colours are copied
-        into one buffer, and row r's node v at layer j sits at offset[r] + j * size[r] + v.
+        into one buffer, where row r's node v at layer j sits at offset[r] + j * size[r] + v.
         """
-        vocabulary = self.vocabulary
+        vocabulary, count = self.vocabulary, len(graphs)
         size = np.asarray([graph.size for graph in graphs], np.int64)
         width = size * (vocabulary.iterations + 1)
         offset = np.cumsum(width) - width
         node_base = np.asarray([graph.node_base for graph in graphs], np.int64)
-        buffer = np.concatenate([start.colours for start in starts])
-        hist = np.stack([start.hist for start in starts])
-        unseen = np.asarray([start.unseen for start in starts], np.int64)
-        present = np.asarray([start.nodes for start in starts], np.int64)
+        buffer = np.concatenate([b.colours[b.offset[i] : b.offset[i] + b.width[i]] for b, i in starts])
+        hist = np.stack([b.hist[i] for b, i in starts])
+        unseen = np.asarray([b.unseen[i] for b, i in starts], np.int64)
+        present = np.asarray([b.nodes[i] for b, i in starts], np.int64)
 
         r, v = np.asarray(rows, np.int64), np.asarray(nodes, np.int64)
         if colours is None:
@@ -438,9 +465,8 @@ class FastWL:
         old = buffer[position]
         keep = colours != old
         r, v, new, old = r[keep], v[keep], colours[keep], old[keep]
-        buffer[offset[r] + v] = new
-        present += np.bincount(r[old == ABSENT], minlength=len(graphs))
-        present -= np.bincount(r[new == ABSENT], minlength=len(graphs))
+        buffer[position[keep]] = new
+        present += np.bincount(r[old == ABSENT], minlength=count) - np.bincount(r[new == ABSENT], minlength=count)
         changes = [(r, old, new)]
 
         first, degree, neighbour = self._first.array, self._degree.array, self._neighbour.array
@@ -448,7 +474,7 @@ class FastWL:
             where = node_base[r] + v
             counts = degree[where]
             around = np.repeat(offset[r], counts) + neighbour[np.repeat(first[where], counts) + _ramp(counts)]
-            keys = np.unique(np.concatenate([offset[r] + v, around]))  # buffer offsets of layer 0
+            keys = _sorted_unique(np.concatenate([offset[r] + v, around]))  # buffer offsets at layer 0
             r = np.searchsorted(offset, keys, side="right") - 1
             v = keys - offset[r]
             own = buffer[keys + (j - 1) * size[r]].astype(np.int64)
@@ -464,14 +490,12 @@ class FastWL:
             changes.append((r, old, new))
 
         r, old, new = (np.concatenate(parts) for parts in zip(*changes))
-        np.add.at(hist, (r[new >= 0], new[new >= 0]), 1)
-        np.add.at(hist, (r[old >= 0], old[old >= 0]), -1)
-        unseen += np.bincount(r[new == UNSEEN], minlength=len(graphs))
-        unseen -= np.bincount(r[old == UNSEEN], minlength=len(graphs))
-        return [
-            _Record(graph, state, buffer[o : o + w], hist[i], unseen[i], present[i])
-            for i, (graph, state, o, w) in enumerate(zip(graphs, states, offset, width))
-        ]
+        came_in, went = new >= 0, old >= 0
+        flat = np.concatenate([r[came_in] * vocabulary.dim + new[came_in], r[went] * vocabulary.dim + old[went]])
+        weights = np.concatenate([np.ones(came_in.sum()), -np.ones(went.sum())])
+        hist += np.bincount(flat, weights, minlength=count * vocabulary.dim).reshape(count, vocabulary.dim)
+        unseen += np.bincount(r[new == UNSEEN], minlength=count) - np.bincount(r[old == UNSEEN], minlength=count)
+        return _Batch(graphs, states, buffer, offset, width, hist, unseen, present)
 
     def _refine(self, j: int, buffer, offset, size, node_base, r, v, own) -> np.ndarray:
         """Layer-j colours of the nodes (r, v) whose layer j-1 colour `own` is a colour (not absent or unseen).
@@ -488,6 +512,6 @@ class FastWL:
         there = colour != ABSENT
         key = np.repeat(np.arange(len(r)), counts)[there]
         packed = key * vocabulary.span + self._label.array[entries[there]] * vocabulary.code_base + colour[there] + 1
-        packed = np.sort(packed) if vocabulary.multiset else np.unique(packed)
+        packed = np.sort(packed) if vocabulary.multiset else _sorted_unique(packed)
         key = packed // vocabulary.span
         return vocabulary.tables[j - 1].lookup(own, key, packed - key * vocabulary.span)
