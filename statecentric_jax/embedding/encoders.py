@@ -329,7 +329,11 @@ class WLEncoder(Encoder):
     ) -> tuple[np.ndarray, float]:
         fast = self._fast_engine() if self.use_fast else None
         if fast is not None:
-            out, unseen, total = fast.embed([(self._graphs(task), state) for task, state in pairs], parents)
+            graphs: dict[int, TaskGraph] = {}  # this call's, by task identity (cheaper than the cache's bookkeeping)
+            for task, _ in pairs:
+                if id(task) not in graphs:
+                    graphs[id(task)] = self._graphs(task)
+            out, unseen, total = fast.embed([(graphs[id(task)], state) for task, state in pairs], parents)
             fraction = unseen / max(total, 1)
         else:
             out, fraction = self._embed_wlplan(pairs)

@@ -180,8 +180,8 @@ class _Batch:
         self.offset: list[int] = offset.tolist()
         self.width: list[int] = width.tolist()
         self.hist: np.ndarray = hist
-        self.unseen: list[int] = unseen.tolist()  # unseen colour occurrences over all layers
-        self.nodes: list[int] = nodes.tolist()  # ILG nodes
+        self.unseen: np.ndarray = unseen  # unseen colour occurrences over all layers
+        self.nodes: np.ndarray = nodes  # ILG nodes
         self.nbytes = colours.nbytes + hist.nbytes + _ROW_OVERHEAD * len(states)
 
 
@@ -271,6 +271,18 @@ class _Growing:
         return self._data[: self.size]
 
 
+def _by_batch(entries: Sequence[Entry]) -> list[tuple[_Batch, list[int], list[int]]]:
+    """Entries grouped by batch: (batch, positions in `entries`, rows of the batch)."""
+    groups: dict[int, tuple[_Batch, list[int], list[int]]] = {}
+    for i, (batch, row) in enumerate(entries):
+        group = groups.get(id(batch))
+        if group is None:
+            group = groups[id(batch)] = (batch, [], [])
+        group[1].append(i)
+        group[2].append(row)
+    return list(groups.values())
+
+
 def _sorted_unique(values: np.ndarray) -> np.ndarray:
     values = np.sort(values)
     keep = np.ones(len(values), bool)
@@ -283,6 +295,7 @@ class FastWL:
 
     def __init__(self, vocabulary: Vocabulary, cache_bytes: int = _CACHE_BYTES):
         self.vocabulary = vocabulary
+        self._colour_type = np.int16 if vocabulary.dim < np.iinfo(np.int16).max else np.int32  # halves the copying
         self._cache_bytes = cache_bytes
         self._batches: collections.deque[_Batch] = collections.deque()  # cached, oldest first
         self._bytes = 0
@@ -311,18 +324,11 @@ class FastWL:
             for graph, atoms in entries.items():  # atoms outside a graph: extend it, then start over
                 graph.extend(atoms)
         out = np.zeros((len(pairs), self.vocabulary.dim), np.float32)
-        groups: dict[int, tuple[_Batch, list[int], list[int]]] = {}
         unseen = nodes = 0
-        for i, (batch, row) in enumerate(entries):
-            group = groups.get(id(batch))
-            if group is None:
-                group = groups[id(batch)] = (batch, [], [])
-            group[1].append(i)
-            group[2].append(row)
-            unseen += batch.unseen[row]
-            nodes += batch.nodes[row]
-        for batch, rows, batch_rows in groups.values():
+        for batch, rows, batch_rows in _by_batch(entries):
             out[rows] = batch.hist[batch_rows]
+            unseen += int(batch.unseen[batch_rows].sum())
+            nodes += int(batch.nodes[batch_rows].sum())
         return out, unseen, nodes * (self.vocabulary.iterations + 1)
 
     def _entries(self, pairs, parents) -> list[Entry] | dict[TaskGraph, set[str]]:
@@ -416,7 +422,7 @@ class FastWL:
         empty = _Batch(
             graphs,
             none,
-            np.full(int(width.sum()), ABSENT, np.int32),
+            np.full(int(width.sum()), ABSENT, self._colour_type),
             np.cumsum(width) - width,
             width,
             np.zeros((len(graphs), self.vocabulary.dim), np.float32),
@@ -453,9 +459,12 @@ class FastWL:
         offset = np.cumsum(width) - width
         node_base = np.asarray([graph.node_base for graph in graphs], np.int64)
         buffer = np.concatenate([b.colours[b.offset[i] : b.offset[i] + b.width[i]] for b, i in starts])
-        hist = np.stack([b.hist[i] for b, i in starts])
-        unseen = np.asarray([b.unseen[i] for b, i in starts], np.int64)
-        present = np.asarray([b.nodes[i] for b, i in starts], np.int64)
+        hist = np.empty((count, vocabulary.dim), np.float32)
+        unseen, present = np.empty(count, np.int64), np.empty(count, np.int64)
+        for batch, rows_here, batch_rows in _by_batch(starts):
+            hist[rows_here] = batch.hist[batch_rows]
+            unseen[rows_here] = batch.unseen[batch_rows]
+            present[rows_here] = batch.nodes[batch_rows]
 
         r, v = np.asarray(rows, np.int64), np.asarray(nodes, np.int64)
         if colours is None:
