@@ -3,7 +3,7 @@
 One instance at a time; per beam element one model call, then one embedding call and
 one distance call for its successors. It shares no search code with `decoding.decode`
 on purpose: the batched decoder with the `beam` strategy must return identical plans.
-`paper_reference.py` runs it with wlplan embedding each candidate on its own.
+`paper_reference.paper_encoder` makes it the paper-faithful reference (wlplan, one call per candidate).
 """
 
 from __future__ import annotations

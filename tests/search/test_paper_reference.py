@@ -9,7 +9,7 @@ from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.search.base import DecodeConfig
 from statecentric_jax.search.decoding import decode
-from statecentric_jax.search.paper_reference import decode_paper
+from statecentric_jax.search.paper_reference import paper_encoder
 from statecentric_jax.search.sequential import decode_sequential
 
 
@@ -34,7 +34,7 @@ def test_paper_reference_plans_equal_the_fast_decoders(data_root, domain, monkey
     calls = []
     wlplan = WLEncoder._embed_wlplan
     monkeypatch.setattr(WLEncoder, "_embed_wlplan", lambda self, pairs: calls.append(len(pairs)) or wlplan(self, pairs))
-    paper = [r.plan for r in decode_paper(tasks, model, encoder, config)]
+    paper = [r.plan for r in decode_sequential(tasks, model, paper_encoder(encoder), config)]
     monkeypatch.undo()
     assert len(calls) > 20 and set(calls) == {1}  # wlplan, one state per call
     assert paper == [r.plan for r in decode_sequential(tasks, model, encoder, config)]
