@@ -1,8 +1,10 @@
-"""What every benchmark prints first: the machine and the date, so figures can be placed."""
+"""What every benchmark prints first: the machine and the date, so figures can be placed; and its load."""
 
 import datetime
 import os
 import platform
+
+from statecentric_jax.errors import InputError
 
 
 def machine_line() -> str:
@@ -14,3 +16,21 @@ def machine_line() -> str:
         pass
     python = platform.python_version()
     return f"{platform.node()} | {cpu} | {os.cpu_count()} cores | Python {python} | {datetime.date.today()}"
+
+
+def load_line() -> str:
+    """The load averages over 1, 5 and 15 minutes, and the time: figures are only as good as that load."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} at {datetime.datetime.now():%H:%M:%S}"
+
+
+def refuse_busy_machine(flag: str, max_per_core: float) -> None:
+    """InputError when the 1-minute load average is above `max_per_core` x cores (0: no check)."""
+    cores = os.cpu_count() or 1
+    one = os.getloadavg()[0]
+    if max_per_core > 0 and one > max_per_core * cores:
+        raise InputError(
+            flag,
+            f"the 1-minute load average is {one:.2f}, above {max_per_core:g} per core x {cores} cores; "
+            f"wait for a quiet machine, or pass {flag}=0 to measure anyway",
+        )

@@ -12,7 +12,7 @@ problems (extrapolation-size states, as in decoding). Three access patterns:
 * decoding: like `decoding.decode` with beam width 1 on those problems in
   lockstep: each problem's goal and initial state one call each, then per step
   one call with the successors of every problem's current state (which was
-  itself embedded in the previous call).
+  itself embedded in the previous call), naming that state as their parent.
 Every timed run starts from a freshly loaded encoder (wl_fast keeps the colours
 of embedded states, so a warm one would only look states up); best of 3.
 """
@@ -36,19 +36,18 @@ _STEPS = flags.DEFINE_integer("steps", 40, "Random-walk steps per problem; all s
 
 
 def decoding_calls(tasks, steps):
-    """The embed calls of lockstep decoding (beam width 1) along seeded random walks."""
+    """The embed calls (pairs, parents) of lockstep decoding (beam width 1) along seeded random walks."""
     walks = [random_walk(task, steps, i) for i, task in enumerate(tasks)]
     generators = [SuccessorGenerator(task) for task in tasks]
-    calls = [[(task, state)] for task in tasks for state in (task.goal, task.init)]
+    calls = [([(task, state)], None) for task in tasks for state in (task.goal, task.init)]
     for step in range(steps):
-        calls.append(
-            [
-                (task, nxt)
-                for task, generator, states in zip(tasks, generators, walks)
-                if step < len(states)
-                for _, nxt in generator.successors(states[step])
-            ]
-        )
+        children = [
+            (task, states[step], nxt)
+            for task, generator, states in zip(tasks, generators, walks)
+            if step < len(states)
+            for _, nxt in generator.successors(states[step])
+        ]
+        calls.append(([(task, nxt) for task, _, nxt in children], [parent for _, parent, _ in children]))
     return calls
 
 
@@ -60,10 +59,10 @@ def best_rate(path, use_fast, calls, repeats=3):
         if use_fast is not None:  # WL: wl_fast or wlplan
             encoder.use_fast = use_fast
         start = time.perf_counter()
-        for pairs in calls:
-            encoder.embed(pairs)
+        for pairs, parents in calls:
+            encoder.embed(pairs, parents)
         best = min(best, time.perf_counter() - start)
-    return sum(len(pairs) for pairs in calls) / best
+    return sum(len(pairs) for pairs, _ in calls) / best
 
 
 def main(argv):
@@ -98,7 +97,8 @@ def main(argv):
                 path = pathlib.Path(tmp) / f"{domain}-{kind}.json"
                 encoder.save(path)
                 for name, use_fast in engines:
-                    rates = [best_rate(path, use_fast, calls) for calls in ([pairs], [[p] for p in pairs], decoding)]
+                    patterns = ([(pairs, None)], [([p], None) for p in pairs], decoding)
+                    rates = [best_rate(path, use_fast, calls) for calls in patterns]
                     print(
                         f"| {domain} | {name} | {encoder.dim} | {len(tests)} ({objects}) | {len(pairs)} | "
                         + " | ".join(f"{rate:,.0f}" for rate in rates)

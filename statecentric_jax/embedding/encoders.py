@@ -107,7 +107,7 @@ class StateEncoder(Protocol):
     @property
     def dim(self) -> int: ...
 
-    def embed(self, pairs: Sequence[Pair]) -> np.ndarray: ...
+    def embed(self, pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None] | None = None) -> np.ndarray: ...
 
     def embed_goals(self, tasks: Sequence[Task]) -> np.ndarray: ...
 
@@ -125,11 +125,18 @@ class Encoder:
     def dim(self) -> int:
         raise NotImplementedError
 
-    def embed(self, pairs: Sequence[Pair]) -> np.ndarray:
-        """float32 [len(pairs), dim] embeddings of (task, fluent state) pairs."""
-        return self.embed_with_unseen(pairs)[0]
+    def embed(self, pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None] | None = None) -> np.ndarray:
+        """float32 [len(pairs), dim] embeddings of (task, fluent state) pairs.
 
-    def embed_with_unseen(self, pairs: Sequence[Pair]) -> tuple[np.ndarray, float]:
+        `parents[i]`, if given, is a state of the same task embedded before that pair i's state
+        was derived from (a search node's parent): a hint that makes WL faster, never a change
+        in the result.
+        """
+        return self.embed_with_unseen(pairs, parents)[0]
+
+    def embed_with_unseen(
+        self, pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None] | None = None
+    ) -> tuple[np.ndarray, float]:
         """`embed`, and the fraction of WL colour occurrences outside the vocabulary (0 for FSF)."""
         raise NotImplementedError
 
@@ -317,10 +324,16 @@ class WLEncoder(Encoder):
         unseen = sum(features.get_unseen_counts()) - unseen
         return out, unseen / max(seen + unseen, 1)
 
-    def embed_with_unseen(self, pairs: Sequence[Pair]) -> tuple[np.ndarray, float]:
+    def embed_with_unseen(
+        self, pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None] | None = None
+    ) -> tuple[np.ndarray, float]:
         fast = self._fast_engine() if self.use_fast else None
         if fast is not None:
-            out, unseen, total = fast.embed([(self._graphs(task), state) for task, state in pairs])
+            graphs: dict[int, TaskGraph] = {}  # this call's, by task identity (cheaper than the cache's bookkeeping)
+            for task, _ in pairs:
+                if id(task) not in graphs:
+                    graphs[id(task)] = self._graphs(task)
+            out, unseen, total = fast.embed([(graphs[id(task)], state) for task, state in pairs], parents)
             fraction = unseen / max(total, 1)
         else:
             out, fraction = self._embed_wlplan(pairs)
@@ -456,7 +469,9 @@ class FSFEncoder(Encoder):
     def _stack(self, rows: list[np.ndarray]) -> np.ndarray:
         return np.stack(rows) if rows else np.zeros((0, self.dim), np.float32)
 
-    def embed_with_unseen(self, pairs: Sequence[Pair]) -> tuple[np.ndarray, float]:
+    def embed_with_unseen(
+        self, pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None] | None = None
+    ) -> tuple[np.ndarray, float]:
         return self._stack([self._row(task, state, goal=False) for task, state in pairs]), 0.0
 
     def embed_goals(self, tasks: Sequence[Task]) -> np.ndarray:

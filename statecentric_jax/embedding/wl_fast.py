@@ -1,12 +1,19 @@
-"""wlplan's WL colour histograms of ILGs, recomputed incrementally in Python.
+"""wlplan's WL colour histograms of ILGs for batches of states, refined incrementally in NumPy.
 
-Decoding embeds every successor of every beam state: many states of one task,
-each a few atoms away from a state embedded just before (its parent or a
-sibling). wlplan rebuilds and recolours the whole graph per state (~850 nodes on
-large VisitAll problems, mostly static atoms); here a state's node colours are
-derived from those of a cached nearby state, recolouring only the nodes within
-`iterations` hops of the changed atoms, and its histogram is the cached one
-plus the difference.
+Decoding embeds every successor of every beam state: many states of many tasks,
+each a few atoms away from its parent, embedded one call before. wlplan rebuilds
+and recolours the whole graph per state (~850 nodes on large VisitAll problems,
+mostly static atoms). Here a state starts from the node colours of a cached
+state (its parent when the caller names it, else the task's last embedded state
+or the state with no fluent atom), and only nodes within `iterations` hops of
+the changed atoms are recoloured; its histogram is the start's plus the
+difference. One call does this for the whole batch at once, with array
+operations over (state, node) pairs: neighbour colours are gathered from one
+concatenated colour buffer, each node's key is hashed (a sum of mixed
+(label, colour) codes, so no per-node sorting is needed for the lookup), looked
+up with `searchsorted` among the vocabulary's hashed keys, and then compared
+element by element with the vocabulary key it hit, so a hash collision can
+never give a wrong colour.
 
 The result equals wlplan 2.1.0's `embed` exactly for the vocabulary of a saved
 feature generator (ILG, WL, no pruning, no domain constants; `from_wlplan_json`
@@ -22,13 +29,18 @@ returns None for any other configuration, and the caller uses wlplan):
 * A key not in the vocabulary, or one involving an unseen colour, is unseen
   (-1) from then on. Unseen occurrences are dropped from the histogram and
   counted; the histogram counts seen colour ids over all layers 0..iterations.
+
+A task's graph holds every atom its states can hold (initial state, goal,
+statics and the operators' add effects), absent ones marked ABSENT, so all of
+its states share one node numbering. A state with any other atom (possible only
+for states not reached by the task's operators) extends the graph, which drops
+that task's cached states.
 """
 
 from __future__ import annotations
 
 import collections
-import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -38,13 +50,91 @@ from statecentric_jax.planning.tasks import Task, atom_arguments, atom_predicate
 UNSEEN = -1  # wlplan's colour for keys outside the vocabulary
 ABSENT = -2  # the node is not in this state's graph
 _T_POS_GOAL, _F_POS_GOAL, _NON_GOAL, _DESCRIPTIONS = 0, 1, 4, 5  # wlplan's ILGFactDescription
-_CACHE_ENTRIES = 1 << 24  # node colours kept for later states to start from (~128 MiB)
-_CANDIDATES = 64  # recent states of a task tried as the starting point of a new one
-_GOOD_ENOUGH = 2  # stop trying at a state this close (one atom swapped for another)
+_CACHE_BYTES = 256 << 20  # node colours and histograms kept for later states to start from
+_ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser on a uint64 array (wrapping arithmetic)."""
+    x = x ^ (x >> np.uint64(30))
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def _segment_bounds(segment: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lengths and start offsets of the runs of a sorted array of segment ids 0..n-1."""
+    lengths = np.bincount(segment, minlength=n)
+    return lengths, np.cumsum(lengths) - lengths
+
+
+def _ramp(lengths: np.ndarray) -> np.ndarray:
+    """0..l-1 for every l in `lengths`, concatenated."""
+    total = int(lengths.sum())
+    return np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+
+
+class _Layer:
+    """One refinement layer's colour hash as arrays: keys hashed, sorted by hash, with their exact codes."""
+
+    def __init__(self, keys: dict[tuple[int, ...], int], code_base: int):
+        self.code_base = code_base
+        own, segment, codes, ids = [], [], [], []
+        for i, (key, colour) in enumerate(keys.items()):
+            own.append(key[-1])
+            ids.append(colour)
+            entry = sorted(
+                label * code_base + c + 1 for label, c, count in zip(*[iter(key[:-1])] * 3) for _ in range(count)
+            )
+            codes += entry
+            segment += [i] * len(entry)
+        own_a, segment_a = np.asarray(own, np.int64), np.asarray(segment, np.int64)
+        codes_a = np.asarray(codes, np.int64)
+        for salt in range(1, 1 << 16):  # a salt under which no two keys of the layer share a hash
+            hashes = _hash(own_a, segment_a, codes_a, np.uint64(salt))
+            if len(np.unique(hashes)) == len(hashes):
+                break
+        else:  # pragma: no cover  # 64-bit hashes of a few thousand keys
+            raise AssertionError("no collision-free salt for the WL vocabulary")
+        self.salt = np.uint64(salt)
+        order = np.argsort(hashes)
+        lengths, starts = _segment_bounds(segment_a, len(own))
+        self.hashes = hashes[order]
+        self.ids = np.asarray(ids, np.int64)[order]
+        self.own = own_a[order]
+        self.lengths, self.starts = lengths[order], starts[order]
+        self.codes = codes_a
+
+    def lookup(self, own: np.ndarray, segment: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """Colour ids (UNSEEN where absent) of the keys (own[i], sorted codes of segment i)."""
+        n = len(own)
+        hashes = _hash(own, segment, codes, self.salt)
+        if not len(self.hashes):
+            return np.full(n, UNSEEN, np.int64)
+        slot = np.minimum(np.searchsorted(self.hashes, hashes), len(self.hashes) - 1)
+        lengths, starts = _segment_bounds(segment, n)
+        hit = (self.hashes[slot] == hashes) & (self.own[slot] == own) & (self.lengths[slot] == lengths)
+        entries = np.flatnonzero(hit[segment])  # the codes of keys that hit: compare them one by one
+        if len(entries):
+            key = segment[entries]
+            expected = self.codes[self.starts[slot[key]] + entries - starts[key]]
+            hit[key[expected != codes[entries]]] = False
+        return np.where(hit, self.ids[slot], UNSEEN)
+
+
+def _hash(own: np.ndarray, segment: np.ndarray, codes: np.ndarray, salt: np.uint64) -> np.ndarray:
+    """One uint64 per key: its mixed own colour plus the (order-free) sum of its mixed codes."""
+    mixed = _mix(codes.astype(np.uint64) + salt)
+    totals = np.zeros(len(mixed) + 1, np.uint64)
+    np.cumsum(mixed, out=totals[1:])
+    lengths, starts = _segment_bounds(segment, len(own))
+    return _mix(totals[starts + lengths] - totals[starts] + _mix(own.astype(np.uint64) ^ salt))
 
 
 class Vocabulary:
-    """A wlplan WL feature generator's colour hash, keys as tuples of ints."""
+    """A wlplan WL feature generator's colour hash: layer 0 as a dict, layers 1.. as hashed arrays."""
 
     def __init__(self, iterations: int, multiset: bool, predicates: Sequence[tuple[str, int]], layers: Sequence[dict]):
         self.iterations = iterations
@@ -52,6 +142,11 @@ class Vocabulary:
         self.predicates = {name: (index, arity) for index, (name, arity) in enumerate(predicates)}
         self.layers = tuple(layers)
         self.dim = sum(len(layer) for layer in layers)
+        # A neighbour's (label, colour) as one code; colour + 1 >= 0 even for UNSEEN, and codes of
+        # different labels never meet. Codes of one key are offset by `span` per key when sorted.
+        self.code_base = self.dim + 2
+        self.span = max([arity for _, arity in predicates] + [1]) * self.code_base
+        self.tables = [_Layer(layer, self.code_base) for layer in layers[1:]]
 
     @classmethod
     def from_wlplan_json(cls, data: dict) -> Vocabulary | None:
@@ -72,53 +167,66 @@ class Vocabulary:
         return cls(iterations, bool(data["multiset_hash"]), [(str(n), int(a)) for n, a in domain["predicates"]], layers)
 
 
-class _Record:
-    """One state's node colours per layer (indexed by node; ABSENT beyond the list), histogram and counts."""
+class _Batch:
+    """The states derived in one call: their node colours in one buffer (row r's layer j, node v at
+    offset[r] + j * size + v), their histograms and counts. A state's cache entry is (batch, row)."""
 
-    __slots__ = ("colours", "hist", "nodes", "unseen")
+    __slots__ = ("colours", "graphs", "hist", "nbytes", "nodes", "offset", "states", "unseen", "width")
 
-    def __init__(self, colours: list[list[int]], hist: np.ndarray, unseen: int, nodes: int):
-        self.colours = colours
-        self.hist = hist
-        self.unseen = unseen  # unseen colour occurrences over all layers
-        self.nodes = nodes  # ILG nodes
+    def __init__(self, graphs, states, colours, offset, width, hist, unseen, nodes):
+        self.graphs: list[TaskGraph] = graphs
+        self.states: list[frozenset[str]] = states
+        self.colours: np.ndarray = colours
+        self.offset: list[int] = offset.tolist()
+        self.width: list[int] = width.tolist()
+        self.hist: np.ndarray = hist
+        self.unseen: np.ndarray = unseen  # unseen colour occurrences over all layers
+        self.nodes: np.ndarray = nodes  # ILG nodes
+        self.nbytes = colours.nbytes + hist.nbytes + _ROW_OVERHEAD * len(states)
 
-    @property
-    def entries(self) -> int:
-        """Its size in list slots (8 bytes each), counting the histogram."""
-        return sum(len(layer) for layer in self.colours) + self.hist.nbytes // 8
+
+Entry = tuple[_Batch, int]
 
 
 class TaskGraph:
-    """The ILG of one task over every atom met so far; node ids: objects first, then atoms.
-
-    A state is a bit mask of its fluent atoms (static atoms are in every
-    graph), which makes the distance between two states one popcount.
-    """
+    """The ILG of one task over every atom its states can hold; node ids: objects first, then atoms."""
 
     def __init__(self, task: Task, vocabulary: Vocabulary):
         self.task = task
         self.vocabulary = vocabulary
-        self._objects = len(task.objects)
-        self._node: dict[str, int] = {obj: i for i, obj in enumerate(task.objects)}
-        self._bit: dict[str, int] = {}  # non-static atom -> its bit in state masks
-        self.fluent: list[int] = []  # bit -> node
-        self.args: list[tuple[int, ...]] = [()] * len(task.objects)  # atom node -> argument object nodes
-        self.incident: list[list[tuple[int, int]]] = [[] for _ in task.objects]  # object -> (label, atom node)
-        self.neighbours: list[list[int]] = [[] for _ in task.objects]
+        self.node: dict[str, int] = {obj: i for i, obj in enumerate(task.objects)}
+        self._args: list[tuple[int, ...]] = [()] * len(task.objects)  # atom node -> argument object nodes
         object_colour = vocabulary.layers[0].get(0, UNSEEN)
-        self.present0 = [object_colour] * len(task.objects)  # layer-0 colour if the node is in the graph
-        self.absent0 = [ABSENT] * len(task.objects)  # ... and if it is not (goal atoms are always in it)
-        for atom in sorted(task.static | task.goal):
-            self._add_atom(atom)
-        self.records: collections.OrderedDict[int, _Record] = collections.OrderedDict()  # recent states, oldest first
-        start = _Record([[] for _ in range(vocabulary.iterations + 1)], np.zeros(vocabulary.dim, np.float32), 0, 0)
-        fixed = [(v, self.absent0[v] if atom in self._bit else self.present0[v]) for atom, v in self._node.items()]
-        self.base = _derive(self, start, fixed)  # no fluent atom true
+        self._present0 = [object_colour] * len(task.objects)  # layer-0 colour if the node is in the graph
+        self._absent0 = [object_colour] * len(task.objects)  # ... and if it is not (goal atoms are always in it)
+        self._none0 = [object_colour] * len(task.objects)  # ... in the state with no fluent atom
+        self.records: dict[frozenset[str], Entry] = {}  # cached states
+        self.base: Entry | None = None  # the state with no fluent atom
+        self.last: Entry | None = None  # the state derived last
+        self.node_base = -1  # where the engine's tables hold this graph's nodes
+        reachable = task.init | task.goal | task.static | {atom for op in task.operators for atom in op.add}
+        self.extend(reachable)
 
-    @property
-    def size(self) -> int:
-        return len(self.args)
+    def extend(self, atoms: Iterable[str]) -> None:
+        """Add atoms (checked against the domain and the objects) as nodes; drops the cached states."""
+        for text in sorted(set(atoms) - self.node.keys()):
+            self._add_atom(text)
+        size = len(self._args)
+        arity = np.asarray([len(args) for args in self._args], np.int64)
+        atom = np.repeat(np.arange(size), arity)
+        argument = np.asarray([obj for args in self._args for obj in args], np.int64)
+        label = _ramp(arity)
+        source = np.concatenate([atom, argument])  # edges both ways, labelled with the argument position
+        order = np.argsort(source, kind="stable")
+        self.size = size
+        self.degree = np.bincount(source, minlength=size)
+        self.neighbour = np.concatenate([argument, atom])[order]
+        self.label = np.concatenate([label, label])[order]
+        self.present0 = np.asarray(self._present0, np.int64)
+        self.absent0 = np.asarray(self._absent0, np.int64)
+        self.none0 = np.asarray(self._none0, np.int64)
+        self.records, self.base, self.last = {}, None, None
+        self.node_base = -1
 
     def _add_atom(self, atom: str) -> None:
         name, args = atom_predicate(atom), atom_arguments(atom)
@@ -126,175 +234,293 @@ class TaskGraph:
         where = self.task.problem_file
         if index is None or arity != len(args):
             raise InputError(where, f"a state does not fit the problem: {atom} is not an atom of the domain")
-        missing = [a for a in args if self._node.get(a, self._objects) >= self._objects]
+        objects = len(self.task.objects)
+        missing = [a for a in args if self.node.get(a, objects) >= objects]
         if missing:
             raise InputError(where, f"a state does not fit the problem: {atom} names unknown object '{missing[0]}'")
-        v = len(self.args)
-        self._node[atom] = v
-        self.args.append(tuple(self._node[a] for a in args))
-        self.incident.append([])
-        self.neighbours.append(list(self.args[v]))
-        for label, obj in enumerate(self.args[v]):
-            self.incident[obj].append((label, v))
-            self.neighbours[obj].append(v)
+        self.node[atom] = len(self._args)
+        self._args.append(tuple(self.node[a] for a in args))
         layer0 = self.vocabulary.layers[0]
         goal = atom in self.task.goal
-        self.present0.append(layer0.get(1 + index * _DESCRIPTIONS + (_T_POS_GOAL if goal else _NON_GOAL), UNSEEN))
-        self.absent0.append(layer0.get(1 + index * _DESCRIPTIONS + _F_POS_GOAL, UNSEEN) if goal else ABSENT)
-        if atom not in self.task.static:
-            self._bit[atom] = 1 << len(self.fluent)
-            self.fluent.append(v)
-
-    def mask(self, state: frozenset[str]) -> int:
-        """The state's fluent atoms as a bit mask (static atoms in `state` are ignored)."""
-        try:
-            return sum(map(self._bit.__getitem__, state))
-        except KeyError:
-            for atom in state:
-                if atom not in self._bit and atom not in self.task.static:
-                    self._add_atom(atom)
-            return sum(self._bit.get(atom, 0) for atom in state)
+        present = layer0.get(1 + index * _DESCRIPTIONS + (_T_POS_GOAL if goal else _NON_GOAL), UNSEEN)
+        absent = layer0.get(1 + index * _DESCRIPTIONS + _F_POS_GOAL, UNSEEN) if goal else ABSENT
+        self._present0.append(present)
+        self._absent0.append(absent)
+        self._none0.append(present if atom in self.task.static else absent)
 
 
-def _bits(mask: int) -> Iterator[int]:
-    while mask:
-        low = mask & -mask
-        yield low.bit_length() - 1
-        mask ^= low
+class _Growing:
+    """An append-only NumPy array (amortised doubling)."""
+
+    def __init__(self) -> None:
+        self._data = np.zeros(1024, np.int64)
+        self.size = 0
+
+    def append(self, values: np.ndarray) -> int:
+        offset, end = self.size, self.size + len(values)
+        if end > len(self._data):
+            grown = np.zeros(max(end, 2 * len(self._data)), np.int64)
+            grown[: self.size] = self._data[: self.size]
+            self._data = grown
+        self._data[offset:end] = values
+        self.size = end
+        return offset
+
+    @property
+    def array(self) -> np.ndarray:
+        return self._data[: self.size]
 
 
-def _derive(graph: TaskGraph, parent: _Record, changes: list[tuple[int, int]]) -> _Record:
-    """The record of the state whose layer-0 colours are `parent`'s with `changes` (node, colour) applied.
+def _by_batch(entries: Sequence[Entry]) -> list[tuple[_Batch, list[int], list[int]]]:
+    """Entries grouped by batch: (batch, positions in `entries`, rows of the batch)."""
+    groups: dict[int, tuple[_Batch, list[int], list[int]]] = {}
+    for i, (batch, row) in enumerate(entries):
+        group = groups.get(id(batch))
+        if group is None:
+            group = groups[id(batch)] = (batch, [], [])
+        group[1].append(i)
+        group[2].append(row)
+    return list(groups.values())
 
-    Layer j changes only at nodes whose own or a neighbour's layer j-1 colour
-    changed, so only those are recoloured. Keys that contain UNSEEN never match
-    the vocabulary (its keys hold no negative number), which gives wlplan's
-    rule that unseen colours stay unseen.
-    """
-    n = graph.size
-    colours = []
-    for layer in parent.colours:
-        layer = layer.copy()
-        if len(layer) < n:
-            layer.extend([ABSENT] * (n - len(layer)))
-        colours.append(layer)
-    vocabulary = graph.vocabulary
-    args, incident, neighbours, multiset = graph.args, graph.incident, graph.neighbours, vocabulary.multiset
-    gone, came = [], []  # colours (any layer) that leave and enter the histogram
 
-    changed = []
-    current = colours[0]
-    for v, new in changes:
-        old = current[v]
-        if new != old:
-            current[v] = new
-            changed.append(v)
-            gone.append(old)
-            came.append(new)
-    nodes = parent.nodes + gone.count(ABSENT) - came.count(ABSENT)
-
-    for j in range(1, vocabulary.iterations + 1):
-        previous, current, lookup = colours[j - 1], colours[j], vocabulary.layers[j]
-        candidates = set(changed)
-        for v in changed:
-            candidates.update(neighbours[v])
-        changed = []
-        for v in candidates:
-            own = previous[v]
-            atom_args = args[v]
-            if own < 0:  # absent stays absent, unseen stays unseen
-                new = own
-            elif len(atom_args) == 2:  # an atom: one neighbour per label, all objects (always in the graph)
-                a0, a1 = atom_args
-                new = lookup.get((0, previous[a0], 1, 1, previous[a1], 1, own), UNSEEN)
-            elif len(atom_args) == 1:
-                new = lookup.get((0, previous[atom_args[0]], 1, own), UNSEEN)
-            elif atom_args:
-                key = tuple(x for label, obj in enumerate(atom_args) for x in (label, previous[obj], 1))
-                new = lookup.get((*key, own), UNSEEN)
-            else:  # an object (or a nullary atom, which has no neighbours): its atoms' colours
-                counts: dict[tuple[int, int], int] = {}
-                for label, atom in incident[v]:
-                    colour = previous[atom]
-                    if colour != ABSENT:
-                        pair = (label, colour)
-                        counts[pair] = counts.get(pair, 0) + 1 if multiset else 1
-                flat: list[int] = []
-                for (label, colour), count in sorted(counts.items()):
-                    flat += (label, colour, count)
-                flat.append(own)
-                new = lookup.get(tuple(flat), UNSEEN)
-            old = current[v]
-            if new != old:
-                current[v] = new
-                changed.append(v)
-                gone.append(old)
-                came.append(new)
-
-    # Colours shifted by 2: ABSENT and UNSEEN land in bins 0 and 1, colour c in bin c + 2.
-    size = vocabulary.dim + 2
-    shift = np.bincount(np.array(came, np.int64) + 2, minlength=size)
-    shift -= np.bincount(np.array(gone, np.int64) + 2, minlength=size)
-    hist = parent.hist.copy()
-    hist += shift[2:]
-    return _Record(colours, hist, parent.unseen + int(shift[1]), nodes)
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    values = np.sort(values)
+    keep = np.ones(len(values), bool)
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
 
 
 class FastWL:
-    """Embeds (TaskGraph, state) pairs, keeping recent states' colours to start later states from."""
+    """Embeds (TaskGraph, state) pairs in batches, keeping recent states' colours to start later states from."""
 
-    def __init__(self, vocabulary: Vocabulary, cache_entries: int = _CACHE_ENTRIES, candidates: int = _CANDIDATES):
+    def __init__(self, vocabulary: Vocabulary, cache_bytes: int = _CACHE_BYTES):
         self.vocabulary = vocabulary
-        self._cache_entries = cache_entries
-        self._candidates = candidates
-        self._lru: collections.OrderedDict[tuple[TaskGraph, int], int] = collections.OrderedDict()  # -> entries
-        self._entries = 0
+        self._colour_type = np.int16 if vocabulary.dim < np.iinfo(np.int16).max else np.int32  # halves the copying
+        self._cache_bytes = cache_bytes
+        self._batches: collections.deque[_Batch] = collections.deque()  # cached, oldest first
+        self._bytes = 0
+        # Every graph's nodes, one graph after another (a graph's node v is node_base + v).
+        self._first, self._degree = _Growing(), _Growing()  # node -> its (label, neighbour) entries
+        self._present0, self._absent0 = _Growing(), _Growing()
+        self._neighbour, self._label = _Growing(), _Growing()  # entries; neighbours as graph-local ids
 
     def graph(self, task: Task) -> TaskGraph:
         return TaskGraph(task, self.vocabulary)
 
-    def embed(self, pairs: Sequence[tuple[TaskGraph, frozenset[str]]]) -> tuple[np.ndarray, int, int]:
-        """float32 [n, dim] histograms, the unseen colour occurrences, and all colour occurrences."""
+    def embed(
+        self,
+        pairs: Sequence[tuple[TaskGraph, frozenset[str]]],
+        parents: Sequence[frozenset[str] | None] | None = None,
+    ) -> tuple[np.ndarray, int, int]:
+        """float32 [n, dim] histograms, the unseen colour occurrences, and all colour occurrences.
+
+        `parents[i]`, if given, is a state embedded before from which pair i's state
+        differs by a few atoms (its parent in a search): the cheapest place to start from.
+        """
+        while True:
+            entries = self._entries(pairs, parents)
+            if isinstance(entries, list):
+                break
+            for graph, atoms in entries.items():  # atoms outside a graph: extend it, then start over
+                graph.extend(atoms)
         out = np.zeros((len(pairs), self.vocabulary.dim), np.float32)
-        unseen = total = 0
+        unseen = nodes = 0
+        for batch, rows, batch_rows in _by_batch(entries):
+            out[rows] = batch.hist[batch_rows]
+            unseen += int(batch.unseen[batch_rows].sum())
+            nodes += int(batch.nodes[batch_rows].sum())
+        return out, unseen, nodes * (self.vocabulary.iterations + 1)
+
+    def _entries(self, pairs, parents) -> list[Entry] | dict[TaskGraph, set[str]]:
+        """Every pair's cache entry, or the atoms that some graphs lack."""
+        graphs = {id(graph): graph for graph, _ in pairs}.values()
+        self._add_bases([graph for graph in graphs if graph.base is None])
+        found: list[Entry | None] = [None] * len(pairs)
+        new: dict[tuple[int, frozenset[str]], int] = {}  # (graph, state) -> index among the states to derive
+        waiting: list[tuple[int, int]] = []  # (row, index among the states to derive)
+        derive_graphs: list[TaskGraph] = []
+        derive_states: list[frozenset[str]] = []
+        starts: list[Entry] = []
+        rows: list[int] = []  # layer-0 changes: index among the states to derive, node, atom came?
+        nodes: list[int] = []
+        came: list[bool] = []
+        unknown: dict[TaskGraph, set[str]] = {}
         for row, (graph, state) in enumerate(pairs):
-            record = self._record(graph, graph.mask(state))
-            out[row] = record.hist
-            unseen += record.unseen
-            total += record.nodes * (self.vocabulary.iterations + 1)
-        return out, unseen, total
+            entry = graph.records.get(state)
+            if entry is not None:
+                found[row] = entry
+                continue
+            key = (id(graph), state)
+            index = new.get(key)
+            if index is not None:
+                waiting.append((row, index))
+                continue
+            start = None
+            if parents is not None and parents[row] is not None:
+                start = graph.records.get(parents[row])
+            if start is None:
+                start = graph.last or graph.base
+            assert start is not None
+            start_state = start[0].states[start[1]]
+            added, removed = state - start_state, start_state - state
+            if len(added) + len(removed) > len(state):
+                start, added, removed = graph.base, state, frozenset()
+            node = graph.node
+            try:
+                changed = [node[atom] for atom in added] + [node[atom] for atom in removed]
+            except KeyError:
+                unknown.setdefault(graph, set()).update(atom for atom in added if atom not in node)
+                continue
+            index = new[key] = len(starts)
+            waiting.append((row, index))
+            derive_graphs.append(graph)
+            derive_states.append(state)
+            starts.append(start)
+            rows += [index] * len(changed)
+            nodes += changed
+            came += [True] * len(added) + [False] * len(removed)
+        if unknown:
+            return unknown
+        if starts:
+            batch = self._derive(derive_graphs, derive_states, starts, rows, nodes, came)
+            for index, (graph, state) in enumerate(zip(derive_graphs, derive_states)):
+                graph.records[state] = graph.last = (batch, index)
+            for row, index in waiting:
+                found[row] = (batch, index)
+            self._batches.append(batch)
+            self._bytes += batch.nbytes
+            self._evict()
+        return found  # type: ignore[return-value]  # every row was filled
 
-    def _record(self, graph: TaskGraph, mask: int) -> _Record:
-        records = graph.records
-        record = records.get(mask)
-        if record is not None:
-            self._touch(graph, mask)
-            return record
-        start, start_mask, distance = graph.base, 0, mask.bit_count()
-        for other, candidate in itertools.islice(reversed(records.items()), self._candidates):
-            d = (other ^ mask).bit_count()
-            if d < distance:
-                start, start_mask, distance = candidate, other, d
-                if d <= _GOOD_ENOUGH:
-                    break
-        if start is not graph.base:
-            self._touch(graph, start_mask)
-        fluent, present0, absent0 = graph.fluent, graph.present0, graph.absent0
-        changes = []
-        for b in _bits(mask ^ start_mask):
-            v = fluent[b]
-            changes.append((v, present0[v] if mask >> b & 1 else absent0[v]))
-        record = _derive(graph, start, changes)
-        records[mask] = record
-        entries = record.entries
-        self._lru[(graph, mask)] = entries
-        self._entries += entries
-        while self._entries > self._cache_entries and len(self._lru) > 1:
-            (old_graph, old_mask), old_entries = self._lru.popitem(last=False)
-            del old_graph.records[old_mask]
-            self._entries -= old_entries
-        return record
+    def _evict(self) -> None:
+        while self._bytes > self._cache_bytes and len(self._batches) > 1:
+            batch = self._batches.popleft()
+            self._bytes -= batch.nbytes
+            for graph, state in zip(batch.graphs, batch.states):
+                entry = graph.records.get(state)
+                if entry is not None and entry[0] is batch:
+                    del graph.records[state]
 
-    def _touch(self, graph: TaskGraph, mask: int) -> None:
-        graph.records.move_to_end(mask)
-        self._lru.move_to_end((graph, mask))
+    def _register(self, graph: TaskGraph) -> None:
+        """Append the graph's node and entry tables to the engine's."""
+        entries = self._neighbour.append(graph.neighbour)
+        self._label.append(graph.label)
+        graph.node_base = self._degree.append(graph.degree)
+        self._first.append(entries + np.cumsum(graph.degree) - graph.degree)
+        self._present0.append(graph.present0)
+        self._absent0.append(graph.absent0)
+
+    def _add_bases(self, graphs: list[TaskGraph]) -> None:
+        """The state with no fluent atom, per graph: derived from an empty graph (every node ABSENT)."""
+        if not graphs:
+            return
+        for graph in graphs:
+            self._register(graph)
+        size = np.asarray([graph.size for graph in graphs], np.int64)
+        width = size * (self.vocabulary.iterations + 1)
+        none: list[frozenset[str]] = [frozenset()] * len(graphs)
+        empty = _Batch(
+            graphs,
+            none,
+            np.full(int(width.sum()), ABSENT, self._colour_type),
+            np.cumsum(width) - width,
+            width,
+            np.zeros((len(graphs), self.vocabulary.dim), np.float32),
+            np.zeros(len(graphs), np.int64),
+            np.zeros(len(graphs), np.int64),
+        )
+        rows = np.repeat(np.arange(len(graphs)), size)
+        nodes = _ramp(size)
+        colours = np.concatenate([graph.none0 for graph in graphs])
+        bases = self._derive(graphs, none, [(empty, i) for i in range(len(graphs))], rows, nodes, colours=colours)
+        for index, graph in enumerate(graphs):
+            graph.base = (bases, index)
+
+    def _derive(
+        self,
+        graphs: list[TaskGraph],
+        states: list[frozenset[str]],
+        starts: Sequence[Entry],
+        rows,
+        nodes,
+        came=None,
+        colours=None,
+    ) -> _Batch:
+        """The states whose layer-0 colours are the starts' with changes at (row, node) applied.
+
+        A change's colour is `colours`, or the node's colour when present (`came`) or absent.
+        Layer j changes only at nodes whose own or a neighbour's layer j-1 colour changed,
+        so only those are recoloured. All rows go together: the starts' colours are copied
+        into one buffer, where row r's node v at layer j sits at offset[r] + j * size[r] + v.
+        """
+        vocabulary, count = self.vocabulary, len(graphs)
+        size = np.asarray([graph.size for graph in graphs], np.int64)
+        width = size * (vocabulary.iterations + 1)
+        offset = np.cumsum(width) - width
+        node_base = np.asarray([graph.node_base for graph in graphs], np.int64)
+        buffer = np.concatenate([b.colours[b.offset[i] : b.offset[i] + b.width[i]] for b, i in starts])
+        hist = np.empty((count, vocabulary.dim), np.float32)
+        unseen, present = np.empty(count, np.int64), np.empty(count, np.int64)
+        for batch, rows_here, batch_rows in _by_batch(starts):
+            hist[rows_here] = batch.hist[batch_rows]
+            unseen[rows_here] = batch.unseen[batch_rows]
+            present[rows_here] = batch.nodes[batch_rows]
+
+        r, v = np.asarray(rows, np.int64), np.asarray(nodes, np.int64)
+        if colours is None:
+            where = node_base[r] + v
+            colours = np.where(np.asarray(came, bool), self._present0.array[where], self._absent0.array[where])
+        position = offset[r] + v
+        old = buffer[position]
+        keep = colours != old
+        r, v, new, old = r[keep], v[keep], colours[keep], old[keep]
+        buffer[position[keep]] = new
+        present += np.bincount(r[old == ABSENT], minlength=count) - np.bincount(r[new == ABSENT], minlength=count)
+        changes = [(r, old, new)]
+
+        first, degree, neighbour = self._first.array, self._degree.array, self._neighbour.array
+        for j in range(1, vocabulary.iterations + 1):
+            where = node_base[r] + v
+            counts = degree[where]
+            around = np.repeat(offset[r], counts) + neighbour[np.repeat(first[where], counts) + _ramp(counts)]
+            keys = _sorted_unique(np.concatenate([offset[r] + v, around]))  # buffer offsets at layer 0
+            r = np.searchsorted(offset, keys, side="right") - 1
+            v = keys - offset[r]
+            own = buffer[keys + (j - 1) * size[r]].astype(np.int64)
+            new = own.copy()  # absent stays absent, unseen stays unseen
+            refine = np.flatnonzero(own >= 0)
+            if len(refine):
+                new[refine] = self._refine(j, buffer, offset, size, node_base, r[refine], v[refine], own[refine])
+            position = keys + j * size[r]
+            old = buffer[position]
+            keep = new != old
+            r, v, new, old = r[keep], v[keep], new[keep], old[keep]
+            buffer[position[keep]] = new
+            changes.append((r, old, new))
+
+        r, old, new = (np.concatenate(parts) for parts in zip(*changes))
+        came_in, went = new >= 0, old >= 0
+        flat = np.concatenate([r[came_in] * vocabulary.dim + new[came_in], r[went] * vocabulary.dim + old[went]])
+        weights = np.concatenate([np.ones(came_in.sum()), -np.ones(went.sum())])
+        hist += np.bincount(flat, weights, minlength=count * vocabulary.dim).reshape(count, vocabulary.dim)
+        unseen += np.bincount(r[new == UNSEEN], minlength=count) - np.bincount(r[old == UNSEEN], minlength=count)
+        return _Batch(graphs, states, buffer, offset, width, hist, unseen, present)
+
+    def _refine(self, j: int, buffer, offset, size, node_base, r, v, own) -> np.ndarray:
+        """Layer-j colours of the nodes (r, v) whose layer j-1 colour `own` is a colour (not absent or unseen).
+
+        A key is sorted as wlplan sorts it, as codes label * code_base + colour + 1 offset
+        by span per key. A neighbour's UNSEEN colour gives a code that no vocabulary key has.
+        """
+        vocabulary = self.vocabulary
+        where = node_base[r] + v
+        counts = self._degree.array[where]
+        entries = np.repeat(self._first.array[where], counts) + _ramp(counts)
+        at = np.repeat(offset[r] + (j - 1) * size[r], counts) + self._neighbour.array[entries]
+        colour = buffer[at].astype(np.int64)
+        there = colour != ABSENT
+        key = np.repeat(np.arange(len(r)), counts)[there]
+        packed = key * vocabulary.span + self._label.array[entries[there]] * vocabulary.code_base + colour[there] + 1
+        packed = np.sort(packed) if vocabulary.multiset else _sorted_unique(packed)
+        key = packed // vocabulary.span
+        return vocabulary.tables[j - 1].lookup(own, key, packed - key * vocabulary.span)

@@ -18,11 +18,12 @@ from collections.abc import Callable, Sequence
 from statecentric_jax.embedding.encoders import StateEncoder
 from statecentric_jax.learning.transitions import TransitionModel
 from statecentric_jax.planning.tasks import Task
-from statecentric_jax.search.base import DecodeConfig, DecodeResult, Outcome, finish, start
+from statecentric_jax.search.base import DecodeConfig, DecodeResult, Outcome, collector_paused, finish, start
 from statecentric_jax.search.expander import CostToGo, DecodeStats, Expander
 from statecentric_jax.search.strategies import make_strategy
 
 
+@collector_paused()
 def decode(
     tasks: Sequence[Task],
     model: TransitionModel,

@@ -2,10 +2,10 @@
 
 For every node to expand, across all instances being decoded, the expander calls the
 transition model once (one batched `predict_next`), enumerates the true symbolic
-successors, embeds each distinct new state of an instance once (one batched `embed`),
-and computes every candidate's distance to its node's prediction in one jit call over
-padded [nodes, candidates, D] arrays. Strategies (beam, best-first, ...) decide which
-nodes to expand and what to keep; they never call the model or the encoder themselves.
+successors, embeds each distinct new state of an instance once (one batched `embed`,
+told each state's parent), and computes every candidate's distance to its node's
+prediction in one NumPy call. Strategies (beam, best-first, ...) decide which nodes to
+expand and what to keep; they never call the model or the encoder themselves.
 
 A node stores the model carry it is expanded with (a pytree row; None for stateless
 models), so any strategy can expand any node in any order with either model kind.
@@ -23,7 +23,6 @@ import numpy as np
 
 from statecentric_jax.embedding.encoders import StateEncoder
 from statecentric_jax.learning.transitions import TransitionModel
-from statecentric_jax.padding import next_power_of_two
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import Task
 from statecentric_jax.search import scoring
@@ -154,60 +153,63 @@ class Expander:
         # 2. Successors not to be skipped; each distinct state of an instance is embedded once.
         t0 = time.perf_counter()
         pairs: list[tuple[Task, State]] = []
-        options: list[list[tuple[str, State, int]]] = []  # per request: (action, state, row in `pairs`)
+        parents: list[State] = []  # the state each new one was derived from: incremental WL starts there
+        actions: list[list[str]] = []  # per request
+        children: list[list[State]] = []  # per request
+        rows: list[int] = []  # per candidate, request after request: its row in `pairs`
         rows_of: dict[int, dict[State, int]] = {}
         for problem, node, skip in requests:
             row_of = rows_of.setdefault(id(problem), {})
-            found = []
+            names, states_of = [], []
             for op, nxt in problem.generator.successors(node.state):
-                if nxt not in skip:
-                    row = row_of.setdefault(nxt, len(pairs))
-                    if row == len(pairs):
-                        pairs.append((problem.task, nxt))
-                    found.append((op.name, nxt, row))
-            options.append(found)
+                if nxt in skip:
+                    continue
+                row = row_of.get(nxt)
+                if row is None:
+                    row = row_of[nxt] = len(pairs)
+                    pairs.append((problem.task, nxt))
+                    parents.append(node.state)
+                names.append(op.name)
+                states_of.append(nxt)
+                rows.append(row)
+            actions.append(names)
+            children.append(states_of)
         self.stats.add("successors", time.perf_counter() - t0)
 
         # 3. One embedding call for all candidates of all nodes.
         t0 = time.perf_counter()
-        embedded = self.encoder.embed(pairs) if pairs else np.zeros((0, self.encoder.dim), np.float32)
+        embedded = self.encoder.embed(pairs, parents) if pairs else np.zeros((0, self.encoder.dim), np.float32)
         embedded = np.asarray(embedded, dtype=np.float32)
         self.stats.add("embedding", time.perf_counter() - t0)
 
-        # 4. Distances: one jit call over padded [nodes, candidates, D] arrays.
+        # 4. Distances (and cost-to-go estimates) of every candidate to its node's prediction, in one call.
         t0 = time.perf_counter()
-        n_nodes = max(8, next_power_of_two(len(requests)))
-        n_cand = max(8, next_power_of_two(max(len(o) for o in options)))
-        table = np.zeros((len(pairs) + 1, self.encoder.dim), np.float32)  # row 0: padding
-        table[1:] = embedded
-        cand_rows = np.zeros((n_nodes, n_cand), np.int32)
-        padded_targets = np.zeros((n_nodes, self.encoder.dim), np.float32)
-        padded_targets[: len(requests)] = targets
-        for i, found in enumerate(options):
-            cand_rows[i, : len(found)] = [row + 1 for _, _, row in found]
-        dist = np.asarray(scoring.distances(padded_targets, table[cand_rows], metric=self.metric))
+        counts = [len(states_of) for states_of in children]
+        owner = np.repeat(np.arange(len(requests)), counts)
+        candidates = embedded[np.asarray(rows, np.int64)]
+        dist = scoring.distances(targets[owner], candidates, self.metric)
         values = None
-        if self.cost_to_go is not None and pairs:
-            goal_rows = np.stack([requests[i][0].goal for i, found in enumerate(options) for _ in found])
-            flat_rows = np.asarray([row for found in options for _, _, row in found], dtype=np.int64)
-            flat_values = np.asarray(self.cost_to_go.estimate(embedded[flat_rows], goal_rows), dtype=np.float32)
+        if self.cost_to_go is not None:
+            values = (
+                np.asarray(self.cost_to_go.estimate(candidates, goals[owner]), dtype=np.float32)
+                if len(candidates)
+                else np.zeros(0, np.float32)
+            )
         self.stats.add("distances", time.perf_counter() - t0)
 
         expansions, offset = [], 0
-        for i, ((_, node, _), found) in enumerate(zip(requests, options)):
-            rows = [row for _, _, row in found]
-            if self.cost_to_go is not None:
-                values = flat_values[offset : offset + len(found)] if pairs else np.zeros(0, np.float32)
-                offset += len(found)
+        for i, ((_, node, _), names, states_of) in enumerate(zip(requests, actions, children)):
+            end = offset + len(states_of)
             expansions.append(
                 Expansion(
                     node=node,
-                    actions=[action for action, _, _ in found],
-                    states=[state for _, state, _ in found],
-                    embeddings=embedded[rows],
-                    distances=dist[i, : len(found)].astype(np.float32),
-                    values=values,
+                    actions=names,
+                    states=states_of,
+                    embeddings=candidates[offset:end],
+                    distances=dist[offset:end],
+                    values=None if values is None else values[offset:end],
                     carry=carry_row(carry, i),
                 )
             )
+            offset = end
         return expansions

@@ -1,17 +1,17 @@
 """Distances between a model's predicted next-state embedding and candidate embeddings.
 
 Cosine for state-mode models (the prediction is a state embedding), Euclidean for delta
-mode (the paper's choice per mode). `distances` is the batched, jit-compiled form the
-decoder uses; `reference_distance` is the one-pair NumPy form the sequential reference uses.
+mode (the paper's choice per mode). Every decoder uses the one function here, in NumPy
+float32, row by row: a candidate's distance does not depend on what else is in the call,
+so the batched and the one-at-a-time decoders score every candidate bit for bit alike.
+The arrays are small ([candidates, D] per decoding step), where a device round trip
+or a compiled kernel would cost more than the arithmetic.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Literal, get_args
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from statecentric_jax.errors import InputError
@@ -26,19 +26,13 @@ def check_metric(metric: str) -> Metric:
     return metric  # type: ignore[return-value]  # checked just above
 
 
-@functools.partial(jax.jit, static_argnames=("metric",))
-def distances(targets: jax.Array, candidates: jax.Array, *, metric: str) -> jax.Array:
-    """Distances between targets [N, D] and candidates [N, C, D] -> [N, C]."""
+def distances(targets: np.ndarray, candidates: np.ndarray, metric: str) -> np.ndarray:
+    """float32 distances between the rows of targets [M, D] and of candidates [M, D] -> [M]."""
+    targets = np.asarray(targets, np.float32)
+    candidates = np.asarray(candidates, np.float32)
     if metric == "cosine":
-        dots = jnp.einsum("nd,ncd->nc", targets, candidates)
-        norms = jnp.linalg.norm(targets, axis=-1)[:, None] * jnp.linalg.norm(candidates, axis=-1)
-        return 1.0 - dots / jnp.maximum(norms, 1e-12)
-    return jnp.linalg.norm(candidates - targets[:, None, :], axis=-1)
-
-
-def reference_distance(target: np.ndarray, candidate: np.ndarray, metric: str) -> np.float32:
-    """One distance in NumPy float32, for the sequential reference decoder."""
-    if metric == "cosine":
-        norms = np.float32(np.linalg.norm(target) * np.linalg.norm(candidate))
-        return np.float32(1.0) - np.float32(target @ candidate) / max(norms, np.float32(1e-12))
-    return np.float32(np.linalg.norm(candidate - target))
+        dots = np.sum(targets * candidates, axis=1)
+        norms = np.sqrt(np.sum(targets * targets, axis=1)) * np.sqrt(np.sum(candidates * candidates, axis=1))
+        return np.float32(1.0) - dots / np.maximum(norms, np.float32(1e-12))
+    difference = candidates - targets
+    return np.sqrt(np.sum(difference * difference, axis=1))

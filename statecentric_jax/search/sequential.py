@@ -1,8 +1,9 @@
 """The sequential reference decoder: Algorithm 1 with beam search, one thing at a time.
 
-One instance at a time, one model call per beam element, one embedding call per
-candidate, distances in NumPy. It shares no search code with `decoding.decode` on
-purpose: the batched decoder with the `beam` strategy must return identical plans.
+One instance at a time; per beam element one model call, then one embedding call and
+one distance call for its successors. It shares no search code with `decoding.decode`
+on purpose: the batched decoder with the `beam` strategy must return identical plans.
+`paper_reference.paper_encoder` makes it the paper-faithful reference (wlplan, one call per candidate).
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import numpy as np
 from statecentric_jax.embedding.encoders import StateEncoder
 from statecentric_jax.learning.transitions import TransitionModel
 from statecentric_jax.planning.tasks import Task
-from statecentric_jax.search.base import DecodeConfig, DecodeResult, Outcome, finish, start
+from statecentric_jax.search.base import DecodeConfig, DecodeResult, Outcome, collector_paused, finish, start
 from statecentric_jax.search.expander import DecodeStats, Node
-from statecentric_jax.search.scoring import reference_distance
+from statecentric_jax.search.scoring import distances
 
 
+@collector_paused()
 def decode_sequential(
     tasks: Sequence[Task],
     model: TransitionModel,
@@ -43,18 +45,22 @@ def decode_sequential(
             for w, (node, visited) in enumerate(beam):
                 t0 = time.perf_counter()
                 target, carry = model.predict_next(node.embedding[None], inst.problem.goal[None], node.carry)
-                target = np.asarray(target, dtype=np.float32)[0]
+                target = np.asarray(target, dtype=np.float32)
                 stats.add("model", time.perf_counter() - t0)
                 t0 = time.perf_counter()
                 successors = [(op, s) for op, s in generator.successors(node.state) if s not in visited]
                 stats.add("successors", time.perf_counter() - t0)
-                for c, (op, nxt) in enumerate(successors):
-                    t0 = time.perf_counter()
-                    embedding = encoder.embed([(task, nxt)])[0]
-                    stats.add("embedding", time.perf_counter() - t0)
-                    t0 = time.perf_counter()
-                    score = np.float32(node.score) + reference_distance(target, embedding, config.metric)
-                    stats.add("distances", time.perf_counter() - t0)
+                if not successors:
+                    continue
+                t0 = time.perf_counter()
+                embeddings = encoder.embed([(task, nxt) for _, nxt in successors], [node.state] * len(successors))
+                stats.add("embedding", time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                scores = np.float32(node.score) + distances(
+                    np.repeat(target, len(successors), 0), embeddings, config.metric
+                )
+                stats.add("distances", time.perf_counter() - t0)
+                for c, ((op, nxt), embedding, score) in enumerate(zip(successors, embeddings, scores)):
                     child = Node(nxt, embedding, (op.name, node.plan), node.depth + 1, float(score), carry)
                     pool.append((score, w, c, child, visited | {nxt}))
             pool.sort(key=lambda entry: entry[:3])

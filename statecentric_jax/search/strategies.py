@@ -23,6 +23,8 @@ from __future__ import annotations
 import collections
 import heapq
 import itertools
+import math
+import operator
 from collections.abc import Container, Sequence
 from typing import Protocol
 
@@ -42,13 +44,14 @@ class Strategy(Protocol):
 
 def _ranked(expansions: Sequence[Expansion]) -> list[tuple[float, Expansion, int]]:
     """All children by summed distance (parent's score + step distance, float32); ties keep
-    the order of beam slot, then operator."""
-    totals = [np.float32(e.node.score) + e.distances for e in expansions]
-    if not totals:
-        return []
-    flat = np.concatenate(totals)
-    owners = [(e, c) for e in expansions for c in range(len(e.states))]
-    return [(float(flat[j]), *owners[j]) for j in np.argsort(flat, kind="stable") if np.isfinite(flat[j])]
+    the order of beam slot, then operator. Non-finite sums are dropped. (Python's stable sort
+    on the exact float32 values: for a dozen children it is cheaper than NumPy's.)"""
+    ranked = []
+    for expansion in expansions:
+        totals = (np.float32(expansion.node.score) + expansion.distances).tolist()
+        ranked += [(total, expansion, c) for c, total in enumerate(totals) if math.isfinite(total)]
+    ranked.sort(key=operator.itemgetter(0))
+    return ranked
 
 
 class BeamSearch:

@@ -74,11 +74,41 @@ def test_states_without_cached_parent_equal_wlplan(fitted, tmp_path):
     encoder.save(tmp_path / "encoder.json")
     vocabulary = Vocabulary.from_wlplan_json(json.loads((tmp_path / "encoder.json").read_text()))
     expected = wlplan_embed(encoder, pairs)[0]
-    for cache_entries, candidates in ((0, 0), (1, 64), (1 << 20, 3)):  # every state from scratch; one kept; few tried
-        engine = FastWL(vocabulary, cache_entries=cache_entries, candidates=candidates)
+    wrong_parents = [state for _, state in pairs[1:]] + [None]  # another state, of the same task or not
+    for cache_bytes, batch, parents in ((0, 1, None), (1 << 30, 7, None), (1 << 30, 5, wrong_parents)):
+        engine = FastWL(vocabulary, cache_bytes=cache_bytes)
         graphs = {id(task): engine.graph(task) for task in problems}
-        rows, _, _ = engine.embed([(graphs[id(task)], state) for task, state in pairs])
-        np.testing.assert_array_equal(rows, expected)
+        rows = []
+        for start in range(0, len(pairs), batch):
+            chunk = [(graphs[id(task)], state) for task, state in pairs[start : start + batch]]
+            rows.append(engine.embed(chunk, parents and parents[start : start + batch])[0])
+        np.testing.assert_array_equal(np.concatenate(rows), expected)
+
+
+def test_random_states_equal_wlplan(fitted):
+    """Arbitrary atom sets: reachable atoms at random, and atoms no operator adds (the graph grows)."""
+    encoder, problems = fitted
+    rng = random.Random(1)
+    pairs = []
+    for task in problems:
+        reachable = sorted(task.init | {atom for op in task.operators for atom in op.add})
+        predicates = dict(task.predicates)
+        others = [
+            f"({name} {' '.join(rng.choice(task.objects) for _ in range(arity))})".replace(" )", ")")
+            for name, arity in sorted(predicates.items())
+            if name not in task.static_predicates
+            for _ in range(3)
+        ]
+        for size in (0, 1, 3, len(reachable) // 4, len(reachable) // 2):
+            pairs.append((task, frozenset(rng.sample(reachable, min(size, len(reachable))))))
+        pairs.append((task, frozenset(rng.sample(reachable, 1) + rng.sample(others, 2))))
+        pairs.append((task, task.goal | task.static))
+    expected, expected_unseen = wlplan_embed(encoder, pairs)
+    rows, unseen = encoder.embed_with_unseen(pairs)
+    np.testing.assert_array_equal(rows, expected)
+    assert unseen == expected_unseen
+    again = np.concatenate([encoder.embed([pair], [pairs[0][1]]) for pair in pairs])  # cached; a useless hint
+    np.testing.assert_array_equal(again, expected)
 
 
 @pytest.mark.parametrize(

@@ -48,7 +48,7 @@ class AtomEncoder:
         v[[self.index[a] for a in atoms]] = 1.0
         return v
 
-    def embed(self, pairs):
+    def embed(self, pairs, parents=None):
         return np.stack([self._vector(task, state) for task, state in pairs])
 
     def embed_goals(self, tasks):
