@@ -121,6 +121,38 @@ def _val_loss(model, mode):
     return float(lstm.batch_loss(module, model.params, *lstm.pad_batch(pairs, len(pairs))))
 
 
+def test_split_padded_once_gives_the_batch_loss_of_bucketed_padding():
+    pairs = transitions.sequences(TRAIN.trajectories, TRAIN.goals, "state")
+    model = lstm.fit(TRAIN, VALIDATION, "state", _epochs(1), seed=0)[0]
+    module = lstm.TransitionLSTM(model.dim, model.hidden, model.layers, "state")
+    inputs, targets, mask = lstm.pad_split(pairs)
+    assert inputs.shape[0] == len(pairs) + 1 and not np.asarray(mask[-1]).any()
+    rows = np.array([3, 0, len(pairs)])  # a short last batch is filled with the padding row
+    once = lstm.batch_loss(module, model.params, inputs[rows], targets[rows], mask[rows])
+    bucketed = lstm.batch_loss(module, model.params, *lstm.pad_batch([pairs[3], pairs[0]], 4))
+    np.testing.assert_allclose(float(once), float(bucketed), rtol=1e-5)
+
+
+def _epochs(n):
+    settings = small_settings().lstm
+    settings.epochs = n
+    return settings
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_seeds_trained_together_equal_seeds_trained_alone(mode):
+    together = lstm.fit_seeds(TRAIN, VALIDATION, mode, _epochs(4), [5, 6, 7])
+    for seed, (model, history) in zip([5, 6, 7], together):
+        alone, alone_history = lstm.fit(TRAIN, VALIDATION, mode, _epochs(4), seed)
+        for a, b in zip(alone_history, history):
+            assert a["step"] == b["step"]
+            np.testing.assert_allclose(a["validation_loss"], b["validation_loss"], rtol=1e-4)
+        leaves = jax.tree_util.tree_leaves
+        for a, b in zip(leaves(alone.params), leaves(model.params)):
+            np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+    assert together[0][1] != together[1][1]  # the seeds differ
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_lstm_training_decreases_loss_and_keeps_best_epoch(mode):
     model, history = lstm.fit(TRAIN, VALIDATION, mode, small_settings().lstm, seed=13)
