@@ -77,25 +77,22 @@ def train_from_config(config, workdir: str | os.PathLike):
     return train.train_model(config, splits["train"], splits["validation"], encoder, workdir)
 
 
-def _seed_config(config, seed: int):
-    seeded = config.copy_and_resolve_references()
-    seeded.seed = seed
-    return seeded
-
-
 def run_experiment(
     config, workdir: str | os.PathLike, seeds: Sequence[int] = SEEDS, splits: Sequence[str] = EVALUATION_SPLITS
 ) -> dict:
     """Train and evaluate one configuration for each seed; returns success rates per split and seed."""
     workdir = pathlib.Path(workdir)
     rates: dict[str, dict[str, float]] = {}
+    todo = {
+        seed: workdir / f"seed{seed}" for seed in seeds if not (workdir / f"seed{seed}" / train.CONFIG_FILE).exists()
+    }
+    if todo:  # config.json is written last: seeds with it finished training
+        for seed_dir in todo.values():
+            shutil.rmtree(seed_dir / "eval", ignore_errors=True)  # results of an older model
+        data, encoder = prepare_data(config)
+        train.train_models(config, data["train"], data["validation"], encoder, todo)
     for seed in seeds:
         seed_dir = workdir / f"seed{seed}"
-        if (seed_dir / train.CONFIG_FILE).exists():  # written last: training finished
-            logging.info("seed %d: trained model found in %s", seed, seed_dir)
-        else:
-            shutil.rmtree(seed_dir / "eval", ignore_errors=True)  # results of an older model
-            train_from_config(_seed_config(config, seed), seed_dir)
         for split in splits:
             summary_file = seed_dir / "eval" / split / "summary.json"
             if summary_file.exists():

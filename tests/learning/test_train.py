@@ -129,3 +129,31 @@ def test_one_config_file_per_table1_configuration():
         assert path.stem == "_".join([config.data.domain, config.data.encoding, config.model.kind, config.model.mode])
         config_lib.check(config)
     assert load_config_file(REPO / "configs" / "base.py").to_dict() == config_lib.base().to_dict()
+
+
+@pytest.mark.parametrize("kind", ["lstm", "xgb"])
+def test_seeds_trained_in_one_go_match_training_alone(kind, tmp_path):
+    config = small_config(kind)
+    results = train.train_models(
+        config, TRAIN, VALIDATION, synthetic.FakeEncoder("toy"), {s: tmp_path / f"seed{s}" for s in (13, 14)}
+    )
+    alone = train.train_model(
+        _seeded(kind, 14),
+        TRAIN,
+        VALIDATION,
+        synthetic.FakeEncoder("toy"),
+        tmp_path / "alone",
+    )
+    np.testing.assert_allclose(results[1].best_validation_loss, alone.best_validation_loss, rtol=1e-4)
+    key = "trained_together_seeds" if kind == "lstm" else "trained_once_for_seeds"
+    for seed in (13, 14):
+        assert json.loads((tmp_path / f"seed{seed}" / train.TRAINING_FILE).read_text())[key] == [13, 14]
+        assert train.read_config(tmp_path / f"seed{seed}").seed == seed
+    same = results[0].best_validation_loss == results[1].best_validation_loss
+    assert same == (kind == "xgb")  # XGBoost ignores the seed: one model for both
+
+
+def _seeded(kind, seed):
+    config = small_config(kind)
+    config.seed = seed
+    return config
