@@ -14,6 +14,7 @@ import itertools
 import pathlib
 import sys
 
+import jax
 from absl import app, flags
 
 from benchmarks.common import machine_line
@@ -61,6 +62,7 @@ def main(argv):
     data = {name: prepare_data(config) for name, _, config in runs}  # cached; printed before the table
     print(machine_line())
     print(f"command: {' '.join(sys.argv)}")
+    print(f"JAX device: {jax.devices()[0]}")
     print(
         "| config | xgb strategy | D | train transitions | fit wall s | epochs/rounds run (best) | best val loss | size |"
     )
