@@ -1,4 +1,4 @@
-"""Install statecentric_jax: `pip install -e .[test]` (add `cuda` on a GPU machine)."""
+"""Install statecentric_jax: `pip install -e ".[test]"` (exact versions: add `-c constraints.txt`)."""
 
 from setuptools import find_packages, setup
 
@@ -10,22 +10,23 @@ setup(
     package_data={"statecentric_jax.problems": ["pddl/*.pddl"]},
     python_requires=">=3.10",
     install_requires=[
-        "absl-py",
-        "flax",
-        "jax",
-        "ml_collections",
-        "numpy",
-        "optax",
-        "orbax-checkpoint",
+        "absl-py>=2.1",
+        "flax>=0.12,<0.13",
+        "jax>=0.10,<0.11",
+        "ml_collections>=1.0",
+        "numpy>=2.0,<3",
+        "optax>=0.2.8,<0.3",
+        "orbax-checkpoint>=0.12,<0.13",
         "pyperplan==2.1",
-        "tqdm",
+        "tqdm>=4.66",
         "up-fast-downward==1.0.0",
         "wlplan==2.1.0",
-        "xgboost>=2.0",
-        "matplotlib",
+        "xgboost>=3.0,<4",
+        "matplotlib>=3.8",
     ],
     extras_require={
-        "test": ["pytest"],
+        "test": ["pytest>=8", "ruff>=0.17,<0.18", "mypy>=2.0"],
+        "dev": ["pre-commit>=4"],
         "cuda": ["jax[cuda12]"],
     },
 )

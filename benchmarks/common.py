@@ -12,4 +12,5 @@ def machine_line() -> str:
             cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return f"{platform.node()} | {cpu} | {os.cpu_count()} cores | Python {platform.python_version()} | {datetime.date.today()}"
+    python = platform.python_version()
+    return f"{platform.node()} | {cpu} | {os.cpu_count()} cores | Python {python} | {datetime.date.today()}"

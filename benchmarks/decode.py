@@ -18,11 +18,13 @@ from absl import app, flags
 from benchmarks.common import machine_line
 from statecentric_jax import config as config_lib
 from statecentric_jax.experiments import pipeline
-from statecentric_jax.experiments.evaluation import decode_config
 from statecentric_jax.learning.train import CONFIG_FILE, load_model
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
-from statecentric_jax.search.decoding import DecodeStats, decode, decode_sequential
+from statecentric_jax.search.base import decode_config
+from statecentric_jax.search.decoding import decode
+from statecentric_jax.search.expander import DecodeStats
+from statecentric_jax.search.sequential import decode_sequential
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root.")
 _DOMAINS = flags.DEFINE_list("domains", ["visitall", "blocks"], "Domains to benchmark.")
@@ -40,6 +42,12 @@ def _row(name, n, stats):
     return f"| {name} | {n} | {stats.total:.2f} | {n / stats.total:.2f} | {parts} |"
 
 
+def _fresh(workdir: str, domain_file, problem_files):
+    """Model, encoder and tasks loaded anew, so neither decoder sees the other's caches."""
+    loaded = load_model(workdir)
+    return loaded, decode_config(loaded.config), [load_task(domain_file, p) for p in problem_files]
+
+
 def main(argv):
     del argv
     print(machine_line())
@@ -55,12 +63,7 @@ def main(argv):
         domain_file = layout.domain_file(_PDDL_ROOT.value, domain)
         problem_files = layout.problem_files(_PDDL_ROOT.value, domain, _SPLIT.value)
 
-        def fresh():
-            """Model, encoder and tasks loaded anew, so neither decoder sees the other's caches."""
-            loaded = load_model(workdir)
-            return loaded, decode_config(loaded.config), [load_task(domain_file, p) for p in problem_files]
-
-        loaded, settings, tasks = fresh()
+        loaded, settings, tasks = _fresh(workdir, domain_file, problem_files)
         whole = DecodeStats()
         batched = decode(tasks, loaded.model, loaded.encoder, settings, stats=whole)
         solved = sum(r.solved for r in batched)
@@ -71,9 +74,9 @@ def main(argv):
 
         n = _SEQUENTIAL_LIMIT.value or len(tasks)
         vectorised, sequential = DecodeStats(), DecodeStats()
-        loaded, settings, tasks = fresh()
+        loaded, settings, tasks = _fresh(workdir, domain_file, problem_files)
         subset = decode(tasks[:n], loaded.model, loaded.encoder, settings, stats=vectorised)
-        loaded, settings, tasks = fresh()
+        loaded, settings, tasks = _fresh(workdir, domain_file, problem_files)
         reference = decode_sequential(tasks[:n], loaded.model, loaded.encoder, settings, stats=sequential)
         same = sum(a.plan == b.plan for a, b in zip(subset, reference))
         print(_row(f"vectorised (b), first {n}", n, vectorised))
@@ -81,7 +84,8 @@ def main(argv):
         inner = whole.embedding + whole.model
         print(
             f"identical plans (a) vs (b): {same}/{n}; speed-up (b)/(a) on the same {n} problems: "
-            f"{sequential.total / vectorised.total:.1f}x; whole split total / (embedding + model): {whole.total / inner:.2f}"
+            f"{sequential.total / vectorised.total:.1f}x;"
+            f" whole split total / (embedding + model): {whole.total / inner:.2f}"
         )
 
 

@@ -72,7 +72,8 @@ def main(argv):
     print(machine_line())
     print(f"command: {' '.join(sys.argv)}")
     print(
-        "| domain | encoding | D | problems (objects) | states | batched states/s | one call per state | decoding pattern |"
+        "| domain | encoding | D | problems (objects) | states | batched states/s | one call per state"
+        " | decoding pattern |"
     )
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:

@@ -64,7 +64,8 @@ def main(argv):
     print(f"command: {' '.join(sys.argv)}")
     print(f"JAX device: {jax.devices()[0]}")
     print(
-        "| config | xgb strategy | D | train transitions | fit wall s | epochs/rounds run (best) | best val loss | size |"
+        "| config | xgb strategy | D | train transitions | fit wall s | epochs/rounds run (best)"
+        " | best val loss | size |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for name, label, config in runs:

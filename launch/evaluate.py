@@ -12,11 +12,16 @@ from absl import flags
 
 from statecentric_jax.cli import run_main
 from statecentric_jax.experiments.evaluation import evaluate
+from statecentric_jax.search.base import STRATEGIES
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py --workdir).")
 _SPLIT = flags.DEFINE_string("split", "test-extrapolation", "Split to decode.")
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", None, "PDDL root (default: the one the run was trained on).")
 _BEAM_WIDTH = flags.DEFINE_integer("beam_width", None, "Beam width (default: the run's config, 3).")
+_STRATEGY = flags.DEFINE_enum(
+    "strategy", None, list(STRATEGIES), "Search strategy (default: the run's config, the paper's beam)."
+)
+_BUDGET = flags.DEFINE_integer("budget", None, "Node expansions per problem for strategies other than beam.")
 _MAX_IN_FLIGHT = flags.DEFINE_integer("max_in_flight", 256, "Instances decoded together (bounds memory).")
 _USE_VAL = flags.DEFINE_bool("use_val", False, "Also check every plan with VAL's `Validate` binary (must be on PATH).")
 flags.mark_flag_as_required("workdir")
@@ -31,6 +36,8 @@ def main(argv):
         beam_width=_BEAM_WIDTH.value,
         max_in_flight=_MAX_IN_FLIGHT.value,
         use_val=_USE_VAL.value,
+        strategy=_STRATEGY.value,
+        budget=_BUDGET.value,
     )
     print(json.dumps({k: v for k, v in summary.items() if k != "time_breakdown"}, indent=1))
 

@@ -6,23 +6,42 @@
 Exits non-zero with a one-line message if the problem is not solved within the horizon.
 """
 
+import sys
+
 from absl import flags
 
 from statecentric_jax.cli import run_main
 from statecentric_jax.experiments.evaluation import plan_problem
+from statecentric_jax.search.base import STRATEGIES
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py --workdir).")
 _DOMAIN = flags.DEFINE_string("domain", None, "Domain PDDL file.")
 _PROBLEM = flags.DEFINE_string("problem", None, "Problem PDDL file.")
 _OUT = flags.DEFINE_string("out", "plan.txt", "Where the plan goes.")
 _BEAM_WIDTH = flags.DEFINE_integer("beam_width", None, "Beam width (default: the run's config, 3).")
+_STRATEGY = flags.DEFINE_enum(
+    "strategy", None, list(STRATEGIES), "Search strategy (default: the run's config, the paper's beam)."
+)
+_BUDGET = flags.DEFINE_integer("budget", None, "Node expansions per problem for strategies other than beam.")
 flags.mark_flags_as_required(["workdir", "domain", "problem"])
 
 
 def main(argv):
     del argv
-    result = plan_problem(_WORKDIR.value, _DOMAIN.value, _PROBLEM.value, _OUT.value, beam_width=_BEAM_WIDTH.value)
+    result = plan_problem(
+        _WORKDIR.value,
+        _DOMAIN.value,
+        _PROBLEM.value,
+        _OUT.value,
+        beam_width=_BEAM_WIDTH.value,
+        strategy=_STRATEGY.value,
+        budget=_BUDGET.value,
+    )
+    if not result.solved:
+        print(f"not solved: {_PROBLEM.value}: {result.outcome} after {result.steps} steps", file=sys.stderr)
+        return 1
     print(f"solved {result.problem}: {len(result.plan)} actions, {result.seconds:.2f} s -> {_OUT.value}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ _PAPER_CSV = flags.DEFINE_string(
 _FD_PLANS_DIR = flags.DEFINE_string(
     "fd_plans_dir",
     None,
-    "More Fast Downward plans (generate_plans --workdir), <dir>/<domain>/<split>/trajectories.jsonl; splits not there come from each run's plans cache.",
+    "More Fast Downward plans (generate_plans --workdir), <dir>/<domain>/<split>/trajectories.jsonl;"
+    " splits not there come from each run's plans cache.",
 )
 flags.mark_flags_as_required(["sweep_dir"])
 

@@ -8,7 +8,7 @@ Each seed goes to <workdir>/seed<N>/; finished seeds and splits are skipped on r
 from absl import flags
 from ml_collections import config_flags
 
-from statecentric_jax.cli import run_main
+from statecentric_jax.cli import parse_ints, run_main
 from statecentric_jax.experiments import pipeline
 
 _CONFIG = config_flags.DEFINE_config_file("config", None, "A config file from configs/.", lock_config=True)
@@ -21,7 +21,7 @@ flags.mark_flags_as_required(["config", "workdir"])
 def main(argv):
     del argv
     rates = pipeline.run_experiment(
-        _CONFIG.value, _WORKDIR.value, seeds=[int(s) for s in _SEEDS.value], splits=_SPLITS.value
+        _CONFIG.value, _WORKDIR.value, seeds=parse_ints("seeds", _SEEDS.value), splits=_SPLITS.value
     )
     print(pipeline.format_rates(rates))
 

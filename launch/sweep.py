@@ -8,7 +8,7 @@ finished configurations, seeds and splits. Wall time and peak memory: <sweep_dir
 
 from absl import flags
 
-from statecentric_jax.cli import run_main
+from statecentric_jax.cli import parse_ints, run_main
 from statecentric_jax.experiments import pipeline, sweep
 
 _SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "Where the runs go, one folder per configuration.")
@@ -27,7 +27,7 @@ def main(argv):
     result = sweep.run_sweep(
         _SWEEP_DIR.value,
         configs=_CONFIGS.value,
-        seeds=[int(s) for s in _SEEDS.value],
+        seeds=parse_ints("seeds", _SEEDS.value),
         parallel=_PARALLEL.value,
         pddl_root=_PDDL_ROOT.value,
         cache_dir=_CACHE_DIR.value,

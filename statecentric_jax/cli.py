@@ -1,13 +1,44 @@
-"""Shared glue for the absl entry points in `launch/`."""
+"""Shared glue for the absl entry points in `launch/`: bad input is one line and exit code 2."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
 
-from absl import app
+from absl import app, flags
 
 from statecentric_jax.errors import InputError
+
+
+def _one_line(error: BaseException) -> str:
+    text = error.args[0] if len(error.args) == 1 and isinstance(error.args[0], str) else str(error)
+    return " ".join(text.replace("\\n", " ").replace("\\'", "'").split()).strip("'\"")
+
+
+def _fail(message: str) -> None:
+    print(f"error: {message}"[:300], file=sys.stderr)
+    sys.exit(2)
+
+
+def _parse_flags(argv: Sequence[str]) -> list[str]:
+    """absl's flag parsing, but every bad flag or config override is one `error:` line and exit code 2."""
+    try:
+        rest = flags.FLAGS(argv)
+        for name in flags.FLAGS:  # a config file that failed to load raises only when used: use it here
+            value = flags.FLAGS[name].value
+            if (
+                value is not None and type(value).__name__ == "_ErrorConfig"
+            ):  # ml_collections' stand-in for a failed config file
+                value.to_dict()
+        return rest
+    except flags.Error as e:
+        _fail(f"command line: {_one_line(e)}")
+    except (AttributeError, KeyError, TypeError, ValueError, OSError) as e:  # config files and overrides
+        reason = _one_line(e)
+        named = [a.split("=", 1)[0] for a in argv[1:] if a.startswith("--config")]
+        named = [a for a in named if a.rsplit(".", 1)[-1] in reason] or named[:1] or ["command line"]
+        _fail(f"{named[-1]}: {reason}")
+    raise AssertionError("unreachable")
 
 
 def run_main(main: Callable[[Sequence[str]], int | None]) -> None:
@@ -20,4 +51,12 @@ def run_main(main: Callable[[Sequence[str]], int | None]) -> None:
             print(f"error: {e}", file=sys.stderr)
             return 2
 
-    app.run(guarded)
+    app.run(guarded, flags_parser=_parse_flags)
+
+
+def parse_ints(flag: str, values: Sequence[str]) -> list[int]:
+    """A list flag of integers (e.g. --seeds=13,14), or one InputError naming the flag."""
+    try:
+        return [int(v) for v in values]
+    except ValueError:
+        raise InputError(f"--{flag}", f"expected integers separated by commas, got {','.join(values)}") from None

@@ -8,14 +8,21 @@ same configs without going through a file.
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import ml_collections
 
+from statecentric_jax.embedding.encoders import KINDS as ENCODINGS
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.transitions import MODES
+from statecentric_jax.search.base import decode_config
 
-ENCODINGS = ("wl", "fsf")
-MODEL_KINDS = ("lstm", "xgb")
-MULTI_STRATEGIES = ("one_output_per_tree", "multi_output_tree")
+ModelKind = Literal["lstm", "xgb"]
+MODEL_KINDS: tuple[str, ...] = get_args(ModelKind)
+MultiStrategy = Literal["one_output_per_tree", "multi_output_tree"]
+MULTI_STRATEGIES: tuple[str, ...] = get_args(MultiStrategy)
+ValueKind = Literal["none", "ridge"]
+VALUE_KINDS: tuple[str, ...] = get_args(ValueKind)
 
 
 def base() -> ml_collections.ConfigDict:
@@ -53,6 +60,15 @@ def base() -> ml_collections.ConfigDict:
     config.decode.beam_width = 3
     config.decode.horizon_base = 100
     config.decode.horizon_per_object = 10
+    config.decode.strategy = "beam"  # the paper's; see statecentric_jax/search/strategies.py for the others
+    config.decode.budget = 10_000  # node expansions per problem (all strategies but beam)
+    config.decode.priority = "cumulative"  # best-first without a cost-to-go: summed or last-step distance
+    config.decode.value_weight = 0.0  # best-first with a cost-to-go: value + weight * distance
+
+    config.value = ml_collections.ConfigDict()  # a learned cost-to-go (learning/value.py), used by best-first
+    config.value.kind = "none"  # or "ridge"
+    config.value.features = "state"  # φ(s) alone, or "state_goal": [φ(s), φ(g)]
+    config.value.alpha = 10.0  # ridge strength (selected by search success: benchmarks/generalization.py)
     return config
 
 
@@ -67,6 +83,11 @@ def table1(domain: str, encoding: str, kind: str, mode: str) -> ml_collections.C
     return config
 
 
+def value_kind(config: ml_collections.ConfigDict) -> str:
+    """The config's cost-to-go model; "none" for runs from before it existed."""
+    return config.value.kind if "value" in config else "none"
+
+
 def check(config: ml_collections.ConfigDict) -> None:
     """Refuse settings no model understands, before any work is done."""
     for name, value, allowed in (
@@ -74,6 +95,35 @@ def check(config: ml_collections.ConfigDict) -> None:
         ("model.kind", config.model.kind, MODEL_KINDS),
         ("model.mode", config.model.mode, MODES),
         ("xgb.multi_strategy", config.xgb.multi_strategy, MULTI_STRATEGIES),
+        ("value.kind", value_kind(config), VALUE_KINDS),
     ):
         if value not in allowed:
             raise InputError(None, f"config {name}={value!r} is not one of {', '.join(allowed)}")
+    for name, value, least in (
+        ("lstm.hidden", config.lstm.hidden, 1),
+        ("lstm.layers", config.lstm.layers, 1),
+        ("lstm.batch_size", config.lstm.batch_size, 1),
+        ("lstm.epochs", config.lstm.epochs, 1),
+        ("xgb.max_depth", config.xgb.max_depth, 1),
+        ("xgb.rounds", config.xgb.rounds, 1),
+        ("xgb.early_stopping", config.xgb.early_stopping, 1),
+        ("xgb.n_jobs", config.xgb.n_jobs, 0),
+        ("data.jobs", config.data.jobs, 0),
+    ):
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise InputError(None, f"config {name}={value!r} must be an integer >= {least}")
+    decode_config(config)  # raises on a bad decode setting
+
+
+def best(domain: str) -> ml_collections.ConfigDict:
+    """The recommended configuration beyond the paper (`configs/<domain>_best.py`).
+
+    The paper's WL-XGB delta transition model, a ridge cost-to-go on φ(s), and best-first
+    decoding ordered by the cost-to-go with the model's distance breaking ties. Selected on
+    the validation split and on our own larger problems (`benchmarks/generalization.py`).
+    """
+    config = table1(domain, "wl", "xgb", "delta")
+    config.xgb.n_jobs = 1  # decoding predicts a few rows at a time: one thread is fastest and load-proof
+    config.value.kind = "ridge"
+    config.decode.strategy = "best_first"
+    return config

@@ -28,6 +28,7 @@ import os
 import pathlib
 import zipfile
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from absl import logging
@@ -123,7 +124,10 @@ def _root_splits(pddl_root, domain: str) -> list[str]:
 def _encoder_key(pddl_root, plans_dir, domain: str, encoding: str, wl_settings: WLSettings) -> str:
     domain_bytes = layout.domain_file(pddl_root, domain).read_bytes()
     if encoding == "wl":
-        inputs = [_read(trajectories_path(plans_dir, domain, "train")), _problems_digest(pddl_root, domain, "train")]
+        inputs: list[bytes | str] = [
+            _read(trajectories_path(plans_dir, domain, "train")),
+            _problems_digest(pddl_root, domain, "train"),
+        ]
         settings = json.dumps(dataclasses.asdict(wl_settings), sort_keys=True)
     else:
         inputs = [_problems_digest(pddl_root, domain, s) for s in _root_splits(pddl_root, domain)]
@@ -165,7 +169,7 @@ def _embed_split(
         "key": key,
         "unseen_fraction": unseen,
     }
-    arrays = {
+    arrays: dict[str, Any] = {
         "states": states,
         "lengths": np.asarray([len(s) for _, s in loaded], np.int64),
         "goals": goals,

@@ -32,7 +32,7 @@ import pathlib
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar, get_args
 
 import numpy as np
 from wlplan.data import DomainDataset, ProblemDataset
@@ -45,7 +45,8 @@ from statecentric_jax.errors import InputError
 from statecentric_jax.planning.tasks import Task, atom_arguments, atom_predicate
 from statecentric_jax.problems.domains import DOMAINS
 
-KINDS = ("wl", "fsf")
+Encoding = Literal["wl", "fsf"]
+KINDS: tuple[str, ...] = get_args(Encoding)
 FSF_DOMAINS = DOMAINS  # FSF is hand-designed for exactly these
 FSF_PAD = -99.0  # slot beyond this problem's objects
 FSF_DONT_CARE = -10.0  # the goal says nothing about this slot
@@ -98,6 +99,17 @@ class _TaskCache(Generic[T]):
         else:
             self._entries.move_to_end(id(task))
         return entry[1]
+
+
+class StateEncoder(Protocol):
+    """What decoding needs from an embedding: batched state and goal embeddings of one width."""
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, pairs: Sequence[Pair]) -> np.ndarray: ...
+
+    def embed_goals(self, tasks: Sequence[Task]) -> np.ndarray: ...
 
 
 class Encoder:
@@ -289,7 +301,9 @@ class WLEncoder(Encoder):
 
     def _fast_graph(self, task: Task) -> TaskGraph:
         self._check_task(task)
-        return self._fast.graph(task)
+        fast = self._fast_engine()
+        assert fast is not None, "the incremental WL path is used only where it is supported"
+        return fast.graph(task)
 
     def _embed_wlplan(self, pairs: Sequence[Pair]) -> tuple[np.ndarray, float]:
         out = np.zeros((len(pairs), self.dim), np.float32)
@@ -304,8 +318,9 @@ class WLEncoder(Encoder):
         return out, unseen / max(seen + unseen, 1)
 
     def embed_with_unseen(self, pairs: Sequence[Pair]) -> tuple[np.ndarray, float]:
-        if self.use_fast and self._fast_engine() is not None:
-            out, unseen, total = self._fast.embed([(self._graphs(task), state) for task, state in pairs])
+        fast = self._fast_engine() if self.use_fast else None
+        if fast is not None:
+            out, unseen, total = fast.embed([(self._graphs(task), state) for task, state in pairs])
             fraction = unseen / max(total, 1)
         else:
             out, fraction = self._embed_wlplan(pairs)
@@ -464,7 +479,7 @@ class FSFEncoder(Encoder):
 
 # ------------------------------------------------------------------------ front
 
-_CLASSES = {"wl": WLEncoder, "fsf": FSFEncoder}
+_CLASSES: dict[str, type[WLEncoder] | type[FSFEncoder]] = {"wl": WLEncoder, "fsf": FSFEncoder}
 
 
 def fit_encoder(

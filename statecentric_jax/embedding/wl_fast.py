@@ -66,7 +66,7 @@ class Vocabulary:
         if not supported:
             return None
         iterations = int(data["iterations"])
-        layers = [{int(key): int(value) for key, value in data["colour_hash"][0].items()}]
+        layers: list[dict] = [{int(key): int(value) for key, value in data["colour_hash"][0].items()}]
         for layer in data["colour_hash"][1 : iterations + 1]:
             layers.append({tuple(int(t) for t in key.split(".")): int(value) for key, value in layer.items()})
         return cls(iterations, bool(data["multiset_hash"]), [(str(n), int(a)) for n, a in domain["predicates"]], layers)
@@ -219,11 +219,11 @@ def _derive(graph: TaskGraph, parent: _Record, changes: list[tuple[int, int]]) -
                     if colour != ABSENT:
                         pair = (label, colour)
                         counts[pair] = counts.get(pair, 0) + 1 if multiset else 1
-                key = []
+                flat: list[int] = []
                 for (label, colour), count in sorted(counts.items()):
-                    key += (label, colour, count)
-                key.append(own)
-                new = lookup.get(tuple(key), UNSEEN)
+                    flat += (label, colour, count)
+                flat.append(own)
+                new = lookup.get(tuple(flat), UNSEEN)
             old = current[v]
             if new != old:
                 current[v] = new

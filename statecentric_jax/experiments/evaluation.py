@@ -3,7 +3,11 @@
 Results go to `<workdir>/eval/<split>/`: `results.jsonl` grows one line per
 finished instance (so an interrupted evaluation resumes where it stopped), and
 `results.json`, `results.csv` and `summary.json` are rewritten atomically at the
-end. Success means: the decoded plan replays in the symbolic simulator, reaches
+end. Every record carries a fingerprint of what determines it: the model files, the
+decoding settings, and the problem's resolved path and content (with its domain's).
+A rerun reuses only records whose fingerprint matches and decodes the rest again;
+at the end `results.jsonl` keeps only the current records. One evaluation at a time
+writes a split (`.lock`). Success means: the decoded plan replays in the symbolic simulator, reaches
 the goal, and is no longer than the horizon (optionally also checked by VAL).
 """
 
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import io
 import json
 import os
@@ -24,13 +29,15 @@ from collections.abc import Sequence
 from absl import logging
 from tqdm import tqdm
 
-from statecentric_jax.atomic import write_text
+from statecentric_jax.atomic import exclusive_lock, open_for_append, write_text
 from statecentric_jax.errors import InputError
-from statecentric_jax.learning.train import load_model
+from statecentric_jax.learning.train import LoadedModel, load_model
 from statecentric_jax.planning.plans import PlanError, format_plan, simulate
 from statecentric_jax.planning.tasks import Task, load_task
 from statecentric_jax.problems import layout
-from statecentric_jax.search.decoding import DecodeConfig, DecodeResult, DecodeStats, decode
+from statecentric_jax.search.base import DecodeConfig, DecodeResult, decode_config
+from statecentric_jax.search.decoding import decode
+from statecentric_jax.search.expander import CostToGo, DecodeStats
 
 RESULT_FIELDS = (
     "problem_file",
@@ -42,20 +49,13 @@ RESULT_FIELDS = (
     "seconds",
     "outcome",
     "plan",
+    "fingerprint",
 )
 
 
-def decode_config(config, **overrides) -> DecodeConfig:
-    """Decoding settings of a run: cosine for state-mode models, Euclidean for delta mode."""
-    metric = "cosine" if config.model.mode == "state" else "euclidean"
-    settings = dict(
-        beam_width=config.decode.beam_width,
-        metric=metric,
-        horizon_base=config.decode.horizon_base,
-        horizon_per_object=config.decode.horizon_per_object,
-    )
-    settings.update({k: v for k, v in overrides.items() if v is not None})
-    return DecodeConfig(**settings)
+def _cost_to_go(loaded: LoadedModel, settings: DecodeConfig) -> CostToGo | None:
+    """The run's learned cost-to-go, for the one strategy that uses it."""
+    return loaded.cost_to_go if settings.strategy == "best_first" else None
 
 
 def check_plan(task: Task, result: DecodeResult, config: DecodeConfig, val_binary: str | None = None) -> DecodeResult:
@@ -87,22 +87,49 @@ def _val_check(val_binary: str, task: Task, plan: Sequence[str]) -> str | None:
     return None if proc.returncode == 0 and "Plan valid" in proc.stdout else "VAL rejected the plan"
 
 
-def _record(result: DecodeResult) -> dict:
+def _record(result: DecodeResult, fingerprint: str) -> dict:
     record = dataclasses.asdict(result)
     record["plan_length"] = len(result.plan)
+    record["fingerprint"] = fingerprint
     return {key: record[key] for key in RESULT_FIELDS}
 
 
-def _read_finished(path: pathlib.Path) -> dict[str, dict]:
-    """Records of instances already evaluated; a torn last line (killed run) is ignored."""
+def _digest(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()[:16]
+
+
+def _content(path: pathlib.Path) -> bytes:
+    """A file's bytes; an unreadable file fingerprints as empty and fails later as that instance."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def run_fingerprint(workdir: pathlib.Path, settings: DecodeConfig) -> str:
+    """What a run's results depend on besides the problem: its model files and decoding settings."""
+    files = sorted(p for p in workdir.rglob("*") if p.is_file() and "eval" not in p.relative_to(workdir).parts)
+    decisive = {k: v for k, v in dataclasses.asdict(settings).items() if k != "max_in_flight"}
+    return _digest(
+        *(f"{p.relative_to(workdir)}".encode() + p.read_bytes() for p in files), json.dumps(decisive).encode()
+    )
+
+
+def _read_finished(path: pathlib.Path, fingerprints: dict[str, str]) -> dict[str, dict]:
+    """Records of instances already evaluated with the same model, settings and problem file."""
     finished = {}
     if path.exists():
-        for line in path.read_text().splitlines():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
-                continue
-            finished[record["problem_file"]] = record
+                continue  # a torn line of a killed run
+            key = record.get("problem_file") if isinstance(record, dict) else None
+            if key in fingerprints and record.get("fingerprint") == fingerprints[key]:
+                finished[key] = record
     return finished
 
 
@@ -113,23 +140,43 @@ def evaluate(
     beam_width: int | None = None,
     max_in_flight: int = 256,
     use_val: bool = False,
+    strategy: str | None = None,
+    budget: int | None = None,
 ) -> dict:
     """Decode every problem of `split` with the run in `workdir`; returns the summary."""
     workdir = pathlib.Path(workdir)
     loaded = load_model(workdir)
     config = loaded.config
     pddl_root = pddl_root if pddl_root is not None else config.data.pddl_root
-    settings = decode_config(config, beam_width=beam_width, max_in_flight=max_in_flight)
+    settings = decode_config(
+        config, beam_width=beam_width, max_in_flight=max_in_flight, strategy=strategy, budget=budget
+    )
     val_binary = shutil.which("Validate") if use_val else None
     if use_val and val_binary is None:
         raise InputError(None, "--use_val asks for VAL, but no 'Validate' binary is on PATH")
     out_dir = workdir / "eval" / split
     out_dir.mkdir(parents=True, exist_ok=True)
-    progress_file = out_dir / "results.jsonl"
-    finished = _read_finished(progress_file)
+    with exclusive_lock(out_dir, f"an evaluation of {split}"):
+        return _evaluate_locked(loaded, workdir, out_dir, split, pddl_root, settings, val_binary)
 
-    domain_file = layout.domain_file(pddl_root, config.data.domain)
-    problem_files = layout.problem_files(pddl_root, config.data.domain, split)
+
+def _evaluate_locked(
+    loaded: LoadedModel,
+    workdir: pathlib.Path,
+    out_dir: pathlib.Path,
+    split: str,
+    pddl_root: str | os.PathLike,
+    settings: DecodeConfig,
+    val_binary: str | None,
+) -> dict:
+    config = loaded.config
+    progress_file = out_dir / "results.jsonl"
+    domain_file = layout.domain_file(pddl_root, config.data.domain).resolve()
+    problem_files = [p.resolve() for p in layout.problem_files(pddl_root, config.data.domain, split)]
+    run = run_fingerprint(workdir, settings)
+    domain_bytes = _content(domain_file)
+    fingerprints = {str(p): _digest(run.encode(), domain_bytes, _content(p)) for p in problem_files}
+    finished = _read_finished(progress_file, fingerprints)
     tasks, records = [], dict(finished)
     for problem_file in problem_files:
         if str(problem_file) in finished:
@@ -148,6 +195,7 @@ def evaluate(
                 "seconds": 0.0,
                 "outcome": f"cannot load: {e.reason}",
                 "plan": [],
+                "fingerprint": fingerprints[str(problem_file)],
             }
     logging.info("%s: %d problems, %d already evaluated", split, len(problem_files), len(finished))
 
@@ -155,19 +203,20 @@ def evaluate(
     by_file = {task.problem_file: task for task in tasks}
     started = time.perf_counter()
     with (
-        open(progress_file, "a", encoding="utf-8") as log,
+        open_for_append(progress_file) as log,
         tqdm(total=len(tasks), desc=f"decode {split}", unit="problem") as bar,
     ):
 
         def on_result(result: DecodeResult) -> None:
             task = by_file[result.problem_file]
-            record = _record(check_plan(task, result, settings, val_binary))
+            record = _record(check_plan(task, result, settings, val_binary), fingerprints[task.problem_file])
             records[task.problem_file] = record
             log.write(json.dumps(record) + "\n")
             log.flush()
             bar.update()
 
-        decode(tasks, loaded.model, loaded.encoder, settings, on_result=on_result, stats=stats)
+        if tasks:
+            decode(tasks, loaded.model, loaded.encoder, settings, on_result, stats, _cost_to_go(loaded, settings))
     elapsed = time.perf_counter() - started
 
     ordered = [records[str(p)] for p in problem_files]
@@ -185,7 +234,11 @@ def evaluate(
         "time_breakdown": dataclasses.asdict(stats),
         "beam_width": settings.beam_width,
         "metric": settings.metric,
+        "strategy": settings.strategy,
+        "budget": settings.budget,
+        "fingerprint": run,
     }
+    write_text(progress_file, "".join(json.dumps(r) + "\n" for r in ordered))  # only the current records
     write_text(out_dir / "results.json", json.dumps(ordered, indent=1))
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=RESULT_FIELDS)
@@ -203,15 +256,18 @@ def plan_problem(
     problem_file: str,
     out: str | os.PathLike,
     beam_width: int | None = None,
+    strategy: str | None = None,
+    budget: int | None = None,
 ) -> DecodeResult:
-    """Decode one problem with a trained run and write an IPC plan file if solved."""
+    """Decode one problem with a trained run and write an IPC plan file if solved (`result.solved`)."""
+    out = pathlib.Path(out)
+    if out.is_dir() or not out.parent.is_dir():
+        raise InputError(out, "cannot write the plan here (a directory, or its folder does not exist)")
     loaded = load_model(workdir)
     task = load_task(domain_file, problem_file)
-    settings = decode_config(loaded.config, beam_width=beam_width)
-    result = check_plan(task, decode([task], loaded.model, loaded.encoder, settings)[0], settings)
-    if not result.solved:
-        raise InputError(
-            problem_file, f"not solved: {result.outcome} after {result.steps} steps (horizon {settings.horizon(task)})"
-        )
-    write_text(pathlib.Path(out), format_plan(result.plan))
+    settings = decode_config(loaded.config, beam_width=beam_width, strategy=strategy, budget=budget)
+    decoded = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=_cost_to_go(loaded, settings))[0]
+    result = check_plan(task, decoded, settings)
+    if result.solved:
+        write_text(out, format_plan(result.plan))
     return result

@@ -26,6 +26,7 @@ from absl import logging
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding import datasets
+from statecentric_jax.embedding.encoders import Encoder
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import evaluation
 from statecentric_jax.learning import train
@@ -49,7 +50,7 @@ def cache_dirs(config) -> tuple[pathlib.Path, pathlib.Path]:
     return base / "plans" / rid, base / "datasets" / rid / config.data.domain / config.data.encoding
 
 
-def prepare_data(config) -> tuple[dict[str, datasets.EmbeddedSplit], object]:
+def prepare_data(config) -> tuple[dict[str, datasets.EmbeddedSplit], Encoder]:
     """Plans (Fast Downward, cached) and embedded train/validation splits (cached)."""
     config_lib.check(config)  # fail before any work on a misspelt config
     plans_dir, dataset_dir = cache_dirs(config)
@@ -71,10 +72,25 @@ def prepare_data(config) -> tuple[dict[str, datasets.EmbeddedSplit], object]:
     return splits, datasets.load_dataset_encoder(dataset_dir)
 
 
+def resolved(config):
+    """A copy with absolute data paths, so the run it trains works from any working directory."""
+    config = config.copy_and_resolve_references()
+    config.data.pddl_root = os.path.abspath(config.data.pddl_root)
+    config.data.cache_dir = os.path.abspath(config.data.cache_dir)
+    return config
+
+
 def train_from_config(config, workdir: str | os.PathLike):
     """Prepare the data and train one model into `workdir`."""
+    config = resolved(config)
     splits, encoder = prepare_data(config)
     return train.train_model(config, splits["train"], splits["validation"], encoder, workdir)
+
+
+def _seed_config(config, seed: int):
+    seeded = resolved(config)
+    seeded.seed = seed
+    return seeded
 
 
 def run_experiment(
@@ -83,22 +99,23 @@ def run_experiment(
     """Train and evaluate one configuration for each seed; returns success rates per split and seed."""
     workdir = pathlib.Path(workdir)
     rates: dict[str, dict[str, float]] = {}
-    todo = {
-        seed: workdir / f"seed{seed}" for seed in seeds if not (workdir / f"seed{seed}" / train.CONFIG_FILE).exists()
-    }
-    if todo:  # config.json is written last: seeds with it finished training
-        for seed_dir in todo.values():
-            shutil.rmtree(seed_dir / "eval", ignore_errors=True)  # results of an older model
-        data, encoder = prepare_data(config)
-        train.train_models(config, data["train"], data["validation"], encoder, todo)
+    todo = {}
     for seed in seeds:
         seed_dir = workdir / f"seed{seed}"
-        for split in splits:
-            summary_file = seed_dir / "eval" / split / "summary.json"
-            if summary_file.exists():
-                summary = json.loads(summary_file.read_text())
-            else:
-                summary = evaluation.evaluate(seed_dir, split)
+        if (seed_dir / train.CONFIG_FILE).exists():  # written last: training finished
+            if json.loads(train.read_config(seed_dir).to_json()) != json.loads(_seed_config(config, seed).to_json()):
+                raise InputError(seed_dir, "holds a run of another configuration; use a fresh --workdir")
+            logging.info("seed %d: trained model found in %s", seed, seed_dir)
+        else:
+            shutil.rmtree(seed_dir / "eval", ignore_errors=True)  # results of an older model
+            todo[seed] = seed_dir
+    if todo:  # all missing seeds in one go (LSTM: one vmapped program; XGBoost: trained once)
+        data, encoder = prepare_data(config)
+        train.train_models(resolved(config), data["train"], data["validation"], encoder, todo)
+    for seed in seeds:
+        seed_dir = workdir / f"seed{seed}"
+        for split in splits:  # reuses the results of this model and settings, decodes what is missing
+            summary = evaluation.evaluate(seed_dir, split)
             rates.setdefault(split, {})[str(seed)] = summary["success_rate"]
     write_text(workdir / "results.json", json.dumps(rates, indent=1) + "\n")
     return rates

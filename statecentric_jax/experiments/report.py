@@ -25,6 +25,7 @@ import os
 import pathlib
 from collections.abc import Callable, Sequence
 
+import matplotlib.artist
 import matplotlib.lines
 import matplotlib.patches
 import numpy as np
@@ -145,7 +146,8 @@ def collect(sweep_dir: str | os.PathLike) -> list[Evaluation]:
             if key in found:
                 raise InputError(
                     seed_dir,
-                    f"{column.label} {split} seed {evaluation.seed} of {evaluation.domain} is also in run '{found[key].run}'",
+                    f"{column.label} {split} seed {evaluation.seed} of {evaluation.domain}"
+                    f" is also in run '{found[key].run}'",
                 )
             found[key] = evaluation
     if not found:
@@ -270,8 +272,10 @@ def success_table(evaluations: Sequence[Evaluation], paper: dict[tuple[str, str,
     )
     roots = ", ".join(sorted({os.path.basename(os.path.normpath(e.pddl_root)) for e in evaluations}))
     legend = (
-        f"\nSuccess rate on {roots}, mean±std over {full} seed{'s' if full > 1 else ''} ([n=k]: only k seeds finished); in parentheses the paper's"
-        f" Table 1 value and Δ = ours − paper; {FLAG}: |Δ| > paper std + our std (+{ROUNDING} for the paper's rounding);"
+        f"\nSuccess rate on {roots}, mean±std over {full} seed{'s' if full > 1 else ''}"
+        " ([n=k]: only k seeds finished); in parentheses the paper's"
+        f" Table 1 value and Δ = ours − paper; {FLAG}: |Δ| > paper std + our std"
+        f" (+{ROUNDING} for the paper's rounding);"
         " —: not run.\n"
     )
     return _markdown(md_header, md_rows) + legend, _csv(csv_header, csv_rows)
@@ -405,7 +409,9 @@ def plot_success_by_split(evaluations: Sequence[Evaluation], paper: dict, path: 
         ax.set_ylim(0, 1.05)
         ax.set_title(DOMAIN_TITLES.get(domain, domain))
         ax.set_ylabel("success rate")
-    handles = [matplotlib.patches.Patch(color=colors[c], label=c.label) for c in columns]
+    handles: list[matplotlib.artist.Artist] = [
+        matplotlib.patches.Patch(color=colors[c], label=c.label) for c in columns
+    ]
     handles.append(
         matplotlib.lines.Line2D([], [], linestyle="none", marker="_", markeredgewidth=2, color="crimson", label="paper")
     )

@@ -1,6 +1,6 @@
 """Run many configurations (by default the 32 Table 1 columns x domains) as parallel processes.
 
-Each configuration runs as `launch/run_experiment.py` in its own process, so a
+Each configuration runs as `sweep_worker` in its own process, so a
 crash or a leak in one cannot take the others down, into `<sweep_dir>/<name>/`
 with its output in `<sweep_dir>/<name>/log.txt`. A rerun skips configurations
 whose `results.json` already holds every seed and split (and `run_experiment`
@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+import ml_collections
 from absl import logging
 from tqdm import tqdm
 
@@ -34,7 +35,7 @@ from statecentric_jax.learning.transitions import MODES
 from statecentric_jax.problems import layout
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-RUNNER = REPO / "launch" / "run_experiment.py"
+CONFIG_FILE = "sweep_config.json"  # the resolved configuration a run's worker reads
 TABLE1_CONFIGS = tuple(
     f"{domain}_{encoding}_{kind}_{mode}"
     for domain in layout.DOMAINS
@@ -53,17 +54,18 @@ class Job:
 
     name: str
     path: pathlib.Path
-    config: object  # ml_collections.ConfigDict, with absolute pddl_root and cache_dir
+    config: ml_collections.ConfigDict  # with absolute pddl_root and cache_dir
 
     def command(self, run_dir: pathlib.Path, seeds: Sequence[int]) -> list[str]:
+        """The worker process for this configuration; writes the configuration it reads."""
+        write_text(run_dir / CONFIG_FILE, self.config.to_json(indent=1))
         return [
             sys.executable,
-            str(RUNNER),
-            f"--config={self.path}",
+            "-m",
+            "statecentric_jax.experiments.sweep_worker",
+            f"--config_json={run_dir / CONFIG_FILE}",
             f"--workdir={run_dir}",
             f"--seeds={','.join(str(s) for s in seeds)}",
-            f"--config.data.pddl_root={self.config.data.pddl_root}",
-            f"--config.data.cache_dir={self.config.data.cache_dir}",
         ]
 
 
@@ -92,8 +94,9 @@ def load_config(path: pathlib.Path, pddl_root: str | None = None, cache_dir: str
     Absolute paths keep the runs' recorded configs meaningful from any working directory.
     """
     spec = importlib.util.spec_from_file_location(f"_sweep_config_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
     try:
+        assert spec is not None and spec.loader is not None, "a .py path always has a spec"
+        module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         config = module.get_config()
     except Exception as e:  # a config file is user input: any failure is bad input
@@ -144,11 +147,12 @@ def _prepare(jobs: Sequence[Job], result: SweepResult, bar: tqdm) -> list[Job]:
                 errors[key] = None
             except InputError as e:
                 errors[key] = f"data preparation failed: {e}"
-        if errors[key] is None:
+        error = errors[key]
+        if error is None:
             ready.append(job)
         else:
-            result.failed[job.name] = errors[key]
-            bar.write(f"{job.name}: FAILED, {errors[key]}")
+            result.failed[job.name] = error
+            bar.write(f"{job.name}: FAILED, {error}")
             bar.update()
     return ready
 

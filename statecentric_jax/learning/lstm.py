@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import flax.linen as nn
 import jax
@@ -27,6 +27,7 @@ from tqdm import tqdm
 
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.transitions import sequences, to_state_space
+from statecentric_jax.padding import next_power_of_two
 
 if TYPE_CHECKING:
     from statecentric_jax.embedding.datasets import EmbeddedSplit
@@ -83,13 +84,7 @@ def batch_loss(module: nn.Module, params: Any, inputs: jax.Array, targets: jax.A
     """Mean loss over the real steps of a padded batch, the sequences starting from a zero carry."""
     carry = zero_carry(inputs.shape[0], module.hidden, module.layers)
     _, outputs = module.apply({"params": params}, carry, inputs)
-    return masked_mean(step_losses(outputs, targets, module.mode), mask)
-
-
-def _bucket(n: int, cap: int | None = None) -> int:
-    """The next power of two >= n (at most `cap`, which must be >= n)."""
-    size = 1 << max(n - 1, 0).bit_length()
-    return size if cap is None else min(size, cap)
+    return masked_mean(step_losses(cast(jax.Array, outputs), targets, module.mode), mask)
 
 
 def pad_batch(pairs: Sequence[tuple[np.ndarray, np.ndarray]], batch_size: int) -> tuple[np.ndarray, ...]:
@@ -98,8 +93,8 @@ def pad_batch(pairs: Sequence[tuple[np.ndarray, np.ndarray]], batch_size: int) -
     L and B are the next powers of two of the longest sequence and of the count
     (B at most `batch_size`); padded rows and steps have mask 0.
     """
-    rows = _bucket(len(pairs), max(batch_size, len(pairs)))
-    length = _bucket(max(len(x) for x, _ in pairs))
+    rows = min(next_power_of_two(len(pairs)), max(batch_size, len(pairs)))
+    length = next_power_of_two(max(len(x) for x, _ in pairs))
     in_dim, out_dim = pairs[0][0].shape[1], pairs[0][1].shape[1]
     inputs = np.zeros((rows, length, in_dim), np.float32)
     targets = np.zeros((rows, length, out_dim), np.float32)
@@ -149,7 +144,7 @@ class LSTMModel:
         """One LSTM step for a batch; rows are padded to a power of two to limit recompiles."""
         states = np.asarray(states, np.float32)
         n = len(states)
-        pad = _bucket(n) - n
+        pad = next_power_of_two(n) - n
         inputs = np.pad(np.concatenate([states, np.asarray(goals, np.float32)], axis=1), ((0, pad), (0, 0)))
         padded = jax.tree_util.tree_map(lambda x: jnp.pad(x, ((0, pad), (0, 0))), carry)
         new_carry, outputs = self._step(self.params, padded, inputs)

@@ -27,7 +27,7 @@ from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding.datasets import EmbeddedSplit
 from statecentric_jax.embedding.encoders import Encoder, load_encoder
 from statecentric_jax.errors import InputError
-from statecentric_jax.learning import lstm, xgb
+from statecentric_jax.learning import lstm, value, xgb
 from statecentric_jax.learning.transitions import TransitionModel
 
 CONFIG_FILE = "config.json"
@@ -60,6 +60,7 @@ class LoadedModel:
     model: TransitionModel
     encoder: Encoder
     config: ml_collections.ConfigDict
+    cost_to_go: value.RidgeCostToGo | None = None  # a learned remaining-steps estimate, if the config has one
 
 
 def _check_data(
@@ -69,7 +70,8 @@ def _check_data(
         if split.domain != config.data.domain or split.encoding != config.data.encoding:
             raise InputError(
                 None,
-                f"{split.split} data is {split.domain}/{split.encoding}, config wants {config.data.domain}/{config.data.encoding}",
+                f"{split.split} data is {split.domain}/{split.encoding},"
+                f" config wants {config.data.domain}/{config.data.encoding}",
             )
         if not any(len(t) > 1 for t in split.trajectories):
             raise InputError(None, f"{split.split} split of {split.domain} has no transition to learn from")
@@ -115,21 +117,30 @@ def train_models(
     else:
         fitted = [xgb.fit(train, validation, mode, config[kind], seeds[0])] * len(seeds)
         how = {"trained_once_for_seeds": seeds}
+    cost_to_go = None  # does not depend on the seed: fitted once
+    if config_lib.value_kind(config) == "ridge":
+        cost_to_go, value_fit = value.fit(train, validation, config.value.alpha, config.value.features)
+        logging.info("cost-to-go: %s", value_fit)
     seconds = time.perf_counter() - start
     results = []
     for seed, (model, history) in zip(seeds, fitted):
         seeded = config.copy_and_resolve_references()
         seeded.seed = seed
-        results.append(_write(seeded, model, history, encoder, pathlib.Path(workdirs[seed]), seconds, how))
+        workdir = pathlib.Path(workdirs[seed])
+        results.append(_write(seeded, model, history, encoder, cost_to_go, workdir, seconds, how))
     return results
 
 
-def _write(config, model, history, encoder: Encoder, workdir: pathlib.Path, seconds: float, how: dict) -> TrainResult:
+def _write(
+    config, model, history, encoder: Encoder, cost_to_go, workdir: pathlib.Path, seconds: float, how: dict
+) -> TrainResult:
     kind, mode = config.model.kind, config.model.mode
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / CONFIG_FILE).unlink(missing_ok=True)  # the workdir is incomplete until it is rewritten
     model.save(workdir / CHECKPOINT_DIR)
     encoder.save(workdir / ENCODER_FILE)
+    if cost_to_go is not None:
+        cost_to_go.save(workdir)
     write_text(workdir / METRICS_FILE, "".join(json.dumps(row) + "\n" for row in history))
     size = model.size()
     write_text(workdir / SIZE_FILE, json.dumps({"kind": kind, "dim": model.dim, **size}, indent=1) + "\n")
@@ -178,4 +189,5 @@ def load_model(workdir: str | os.PathLike, domain: str | None = None, encoding: 
     encoder = load_encoder(workdir / ENCODER_FILE, domain=config.data.domain, kind=config.data.encoding)
     kind = config.model.kind
     model = _KINDS[kind].load(workdir / CHECKPOINT_DIR, encoder.dim, config.model.mode, config[kind])
-    return LoadedModel(model, encoder, config)
+    cost_to_go = value.load(workdir) if config_lib.value_kind(config) != "none" else None
+    return LoadedModel(model, encoder, config, cost_to_go)

@@ -8,11 +8,12 @@ so that every model hands the decoder a target in state space.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 import numpy as np
 
-MODES = ("state", "delta")
+Mode = Literal["state", "delta"]
+MODES: tuple[str, ...] = get_args(Mode)
 
 
 def targets(trajectory: np.ndarray, mode: str) -> np.ndarray:

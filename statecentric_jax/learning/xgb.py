@@ -76,6 +76,8 @@ def load(directory: str | os.PathLike, dim: int, mode: str, settings: ml_collect
         raw = path.read_bytes()
     except FileNotFoundError:
         raise InputError(path, "XGBoost model not found") from None
+    if not raw:  # XGBoost aborts the process on an empty buffer
+        raise InputError(path, "corrupt XGBoost model (empty file)")
     try:
         booster = xgboost.Booster()
         booster.load_model(bytearray(raw))

@@ -8,7 +8,7 @@ step fails and why.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.tasks import Task, normalize_action
@@ -17,7 +17,7 @@ from statecentric_jax.planning.tasks import Task, normalize_action
 class PlanError(InputError):
     """A plan that is not executable or does not reach the goal."""
 
-    def __init__(self, path: str | None, reason: str, step: int | None = None, missing: Sequence[str] = ()):
+    def __init__(self, path: str | None, reason: str, step: int | None = None, missing: Iterable[str] = ()):
         self.step = step
         self.missing = tuple(sorted(missing))
         super().__init__(path, reason)
@@ -67,7 +67,8 @@ def simulate(
         if op is None:
             raise PlanError(
                 source,
-                f"step {step}: {action} is not a ground action of {task.problem_file} (unknown action or object, or a static precondition is false)",
+                f"step {step}: {action} is not a ground action of {task.problem_file}"
+                " (unknown action or object, or a static precondition is false)",
                 step,
             )
         missing = op.pre - state

@@ -22,7 +22,7 @@ from pyperplan.pddl.parser import Parser
 
 from statecentric_jax.errors import InputError
 
-SExpr = str | list  # an atom token or a nested list of them
+SExpr = str | list | None  # an atom token, a nested list of them, or an absent section
 
 _UNSUPPORTED_KEYWORDS = {
     "when": "conditional effects",
@@ -217,7 +217,9 @@ def _check_domain(path: str, define: list) -> tuple[str, dict[str, int], list[st
 
 
 def _show(expr: SExpr) -> str:
-    return expr if isinstance(expr, str) else "(" + " ".join(_show(e) for e in expr) + ")"
+    if isinstance(expr, list):
+        return "(" + " ".join(_show(e) for e in expr) + ")"
+    return str(expr)
 
 
 def _check_atom(path: str, atom: list, predicates: dict[str, int], names: set[str], where: str) -> None:
@@ -265,12 +267,12 @@ def _check_problem(
 
 
 def _static_predicates(define: list) -> frozenset[str]:
-    changed = set()
+    changed: set[str] = set()
     for item in define[2:]:
         if isinstance(item, list) and item[:1] == [":action"]:
             fields = dict(zip(item[2::2], item[3::2]))
             changed.update(atom[0] for atom in _atoms_of(fields.get(":effect")))
-    predicates = _section(define, ":predicates")
+    predicates = _section(define, ":predicates") or []  # checked present by _check_domain
     return frozenset(p[0] for p in predicates[1:] if p[0] not in changed)
 
 

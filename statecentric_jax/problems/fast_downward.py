@@ -13,6 +13,7 @@ and the planner never sees it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import math
@@ -99,10 +100,8 @@ _running_lock = threading.Lock()
 
 
 def _kill(proc: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # the driver and the planner it started
-    except ProcessLookupError:
-        pass
 
 
 def kill_running() -> None:

@@ -22,11 +22,13 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import dataclasses
+import functools
 import hashlib
 import json
 import os
 import pathlib
 from collections.abc import Sequence
+from typing import Any, TypeGuard
 
 from absl import logging
 
@@ -119,7 +121,7 @@ def _read_record(path: pathlib.Path) -> dict | None:
         return None  # absent, or unreadable: solve again
 
 
-def _reusable(record: dict | None, problem_file: pathlib.Path, inputs: str | None, limits: dict) -> bool:
+def _reusable(record: dict | None, problem_file: pathlib.Path, inputs: str | None, limits: dict) -> TypeGuard[dict]:
     """Solved and unsolvable records hold for the same, unchanged files; the others only
     under the same limits too."""
     if (
@@ -143,7 +145,7 @@ def _solve_problem(
     """Solve, then replay the plan to validate it and get s_0..s_T; returns the record."""
     inputs = _fingerprint(domain_file, problem_file)  # before solving: what the result is for
     result = fast_downward.solve(domain_file, problem_file, configs, memory_limit_mb)
-    record = {
+    record: dict[str, Any] = {
         "problem": problem_file.stem,
         "problem_file": str(problem_file),
         "domain_file": str(domain_file),
@@ -159,7 +161,7 @@ def _solve_problem(
     if result.status == "solved":
         try:
             task = load_task(domain_file, problem_file)
-            states = simulate(task, result.plan)
+            states = simulate(task, result.plan or [])
         except InputError as e:
             record.update(
                 status="error", config=None, plan=None, message=f"{problem_file}: invalid plan from Fast Downward: {e}"
@@ -228,7 +230,7 @@ class _Split:
         for r in solved:
             path = plans / f"{r['problem']}.plan"
             if not (path.is_file() and path.read_text(encoding="utf-8") == format_plan(r["plan"])):
-                replace_atomically(path, lambda tmp, plan=r["plan"]: write_plan(tmp, plan))
+                replace_atomically(path, functools.partial(write_plan, actions=r["plan"]))
 
 
 def _log(done: int, total: int, group: _Split, record: dict) -> None:

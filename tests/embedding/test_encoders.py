@@ -57,7 +57,11 @@ def grid(tmp_path, name, width, height, drop=()):
         for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))
         if 0 <= x + dx < width and 0 <= y + dy < height
     ]
-    init = ["(at-robot c0-0)", "(visited c0-0)"] + [f"(place {c})" for c in cells] + [l for l in links if l not in drop]
+    init = (
+        ["(at-robot c0-0)", "(visited c0-0)"]
+        + [f"(place {c})" for c in cells]
+        + [link for link in links if link not in drop]
+    )
     return make_task(tmp_path, "visitall", name, cells, init, [f"(visited {c})" for c in cells])
 
 

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from statecentric_jax import config as config_lib
-from statecentric_jax.experiments import pipeline
+from statecentric_jax.errors import InputError
+from statecentric_jax.experiments import evaluation, pipeline
 from statecentric_jax.planning.plans import read_plan, simulate
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import generators
@@ -65,8 +66,24 @@ def test_rerun_skips_finished_work(experiment, monkeypatch):
         raise AssertionError("finished work was redone")
 
     monkeypatch.setattr(pipeline, "train_from_config", fail)
-    monkeypatch.setattr(pipeline.evaluation, "evaluate", fail)
+    monkeypatch.setattr(pipeline.evaluation, "decode", fail)
     assert pipeline.run_experiment(config, workdir, seeds=[13], splits=["validation", "test-extrapolation"]) == rates
+
+
+def test_stale_results_are_decoded_again_and_another_config_is_refused(experiment, tmp_path):
+    config, workdir, _ = experiment
+    seed_dir = workdir / "seed13"
+    results = seed_dir / "eval/validation/results.jsonl"
+    first = json.loads((seed_dir / "eval/validation/summary.json").read_text())
+    before = {json.loads(line)["fingerprint"] for line in results.read_text().splitlines()}
+    narrower = evaluation.evaluate(seed_dir, "validation", beam_width=1)  # not the beam-3 results again
+    assert narrower["beam_width"] == 1 and narrower["fingerprint"] != first["fingerprint"]
+    after = [json.loads(line)["fingerprint"] for line in results.read_text().splitlines()]
+    assert len(after) == first["problems"] and not before & set(after)
+    other = config.copy_and_resolve_references()
+    other.decode.beam_width = 5
+    with pytest.raises(InputError, match="another configuration"):
+        pipeline.run_experiment(other, workdir, seeds=[13], splits=["validation"])
 
 
 def run_launch(script, *args):
@@ -88,6 +105,17 @@ def test_plan_and_evaluate_in_fresh_processes(root, experiment, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     task = load_task(root / "blocks/domain.pddl", root / "easy.pddl")
     assert task.goal_reached(simulate(task, read_plan(out))[-1])
+
+    (root / "never.pddl").write_text(
+        "(define (problem never) (:domain blocks) (:objects a) (:init (clear a) (ontable a) (handempty))"
+        " (:goal (and (on a a))))"
+    )
+    never = [f"--workdir={workdir}/seed13", f"--domain={root}/blocks/domain.pddl", f"--problem={root}/never.pddl"]
+    proc = run_launch("plan.py", *never, f"--out={tmp_path}/never.txt")
+    assert proc.returncode == 1 and proc.stderr.strip().splitlines()[-1].startswith("not solved: ")
+    assert not (tmp_path / "never.txt").exists()
+    proc = run_launch("plan.py", *never, f"--out={tmp_path}/missing/p.txt")
+    assert proc.returncode == 2 and "cannot write the plan here" in proc.stderr.strip().splitlines()[-1]
 
     proc = run_launch("evaluate.py", f"--workdir={workdir}/seed13", "--split=train")
     assert proc.returncode == 0, proc.stderr[-2000:]

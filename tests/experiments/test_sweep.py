@@ -22,7 +22,7 @@ class Stub:
 
     def run_command(self, command, log_path):
         self.commands.append(command)
-        args = dict(arg[2:].split("=", 1) for arg in command[2:])
+        args = dict(arg[2:].split("=", 1) for arg in command[3:])
         run_dir = pathlib.Path(args["workdir"])
         assert log_path == run_dir / "log.txt"
         if run_dir.name in self.fail:
@@ -55,7 +55,7 @@ def stub(monkeypatch):
 
 
 def launched(stub):
-    return [pathlib.Path(dict(a[2:].split("=", 1) for a in c[2:])["workdir"]).name for c in stub.commands]
+    return [pathlib.Path(dict(a[2:].split("=", 1) for a in c[3:])["workdir"]).name for c in stub.commands]
 
 
 def test_failure_is_reported_and_a_rerun_resumes(tmp_path, stub):
@@ -69,9 +69,10 @@ def test_failure_is_reported_and_a_rerun_resumes(tmp_path, stub):
     # data prepared once per (domain, encoding), before any run
     assert first.prepared == [("blocks", "wl"), ("blocks", "fsf"), ("gripper", "wl")]
     command = first.commands[0]
-    assert command[1].endswith("launch/run_experiment.py") and "--seeds=13,14" in command
-    assert f"--config.data.pddl_root={os.path.abspath('data')}" in command
-    assert f"--config.data.cache_dir={tmp_path / 'cache'}" in command
+    assert command[1:3] == ["-m", "statecentric_jax.experiments.sweep_worker"] and "--seeds=13,14" in command
+    written = json.loads((tmp_path / "sweep" / "blocks_wl_xgb_delta" / sweep.CONFIG_FILE).read_text())
+    assert written["data"]["pddl_root"] == os.path.abspath("data")
+    assert written["data"]["cache_dir"] == str(tmp_path / "cache")
     assert sweep.count_summaries(tmp_path / "sweep", CONFIGS, SEEDS) == 3 * len(SEEDS) * len(pipeline.EVALUATION_SPLITS)
 
     second = stub()

@@ -9,8 +9,6 @@ from statecentric_jax import config as config_lib
 from statecentric_jax.learning import lstm, transitions, xgb
 from tests import synthetic
 
-MODES = ("state", "delta")
-
 
 def small_settings():
     config = config_lib.base()
@@ -52,7 +50,7 @@ def _params(mode, dim=synthetic.DIM, hidden=16, seed=0):
     return lstm.init_params(dim, settings, mode, seed)
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", transitions.MODES)
 def test_padding_does_not_change_loss(mode):
     pairs = transitions.sequences(TRAIN.trajectories[:3], TRAIN.goals[:3], mode)
     module = lstm.TransitionLSTM(synthetic.DIM, 16, 2, mode)
@@ -89,7 +87,7 @@ def test_cosine_loss_is_zero_for_aligned_and_one_for_orthogonal():
     np.testing.assert_allclose(lstm.step_losses(a, b, "delta"), [2.0, 2.5])
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", transitions.MODES)
 def test_predict_next_step_by_step_reproduces_the_scan(mode):
     params = _params(mode)
     ((inputs, _),) = transitions.sequences(TRAIN.trajectories[:1], TRAIN.goals[:1], mode)
@@ -139,7 +137,7 @@ def _epochs(n):
     return settings
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", transitions.MODES)
 def test_seeds_trained_together_equal_seeds_trained_alone(mode):
     together = lstm.fit_seeds(TRAIN, VALIDATION, mode, _epochs(4), [5, 6, 7])
     for seed, (model, history) in zip([5, 6, 7], together):
@@ -153,7 +151,7 @@ def test_seeds_trained_together_equal_seeds_trained_alone(mode):
     assert together[0][1] != together[1][1]  # the seeds differ
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", transitions.MODES)
 def test_lstm_training_decreases_loss_and_keeps_best_epoch(mode):
     model, history = lstm.fit(TRAIN, VALIDATION, mode, small_settings().lstm, seed=13)
     assert len(history) == 30
@@ -174,7 +172,7 @@ def test_lstm_same_seed_same_parameters():
     assert not all(np.array_equal(x, y) for x, y in zip(leaves(a.params), leaves(c.params)))
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", transitions.MODES)
 def test_xgb_training_decreases_loss(mode):
     model, history = xgb.fit(TRAIN, VALIDATION, mode, small_settings().xgb, seed=13)
     assert history[-1]["train_loss"] < 0.7 * history[0]["train_loss"]

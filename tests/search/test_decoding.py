@@ -1,90 +1,14 @@
 """Plan decoding: oracle models reproduce known plans; batching changes nothing."""
 
-import pathlib
-
 import numpy as np
 import pytest
 
-from statecentric_jax.errors import InputError
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.tasks import load_task
-from statecentric_jax.search.decoding import DecodeConfig, decode, decode_sequential
-
-DOMAIN = (pathlib.Path(__file__).resolve().parents[2] / "data/domains/blocks/domain.pddl").read_text()
-
-
-def problem(name, blocks, goal):
-    init = " ".join(f"(clear {b}) (ontable {b})" for b in blocks)
-    return f"(define (problem {name}) (:domain blocks) (:objects {' '.join(blocks)}) (:init {init} (handempty)) (:goal (and {goal})))"
-
-
-PROBLEMS = {
-    "p3": (["a", "b", "c"], "(on a b) (on b c)"),
-    "p4": (["a", "b", "c", "d"], "(on d c) (on c b) (on b a)"),
-    "p2": (["a", "b"], "(on b a)"),
-}
-PLANS = {
-    "p3": ["(pick-up b)", "(stack b c)", "(pick-up a)", "(stack a b)"],
-    "p4": ["(pick-up b)", "(stack b a)", "(pick-up c)", "(stack c b)", "(pick-up d)", "(stack d c)"],
-    "p2": ["(pick-up b)", "(stack b a)"],
-}
-
-
-@pytest.fixture
-def tasks(tmp_path):
-    (tmp_path / "domain.pddl").write_text(DOMAIN)
-    out = []
-    for name, (blocks, goal) in PROBLEMS.items():
-        (tmp_path / f"{name}.pddl").write_text(problem(name, blocks, goal))
-        out.append(load_task(tmp_path / "domain.pddl", tmp_path / f"{name}.pddl"))
-    return out
-
-
-class AtomEncoder:
-    """Injective test encoder: one dimension per atom string seen so far (static vocabulary)."""
-
-    def __init__(self, max_objects=10):
-        blocks = "abcdefghij"
-        atoms = ["(handempty)"] + [f"({p} {x})" for p in ("ontable", "clear", "holding") for x in blocks]
-        atoms += [f"(on {x} {y})" for x in blocks for y in blocks]
-        self.index = {a: i for i, a in enumerate(atoms)}
-        self.dim = len(atoms)
-        self.max_objects = max_objects
-
-    def _vector(self, task, atoms):
-        if len(task.objects) > self.max_objects:
-            raise InputError(task.problem_file, f"{len(task.objects)} objects exceed the encoder's {self.max_objects}")
-        v = np.zeros(self.dim, np.float32)
-        v[[self.index[a] for a in atoms]] = 1.0
-        return v
-
-    def embed(self, pairs):
-        return np.stack([self._vector(task, state) for task, state in pairs])
-
-    def embed_goals(self, tasks):
-        return np.stack([self._vector(task, task.goal) for task in tasks])
-
-
-class OracleModel:
-    """Predicts φ(s_{t+1}) of a known plan, using the carry as the step counter
-    (so a wrong carry bookkeeping in the decoder breaks the plan)."""
-
-    def __init__(self, encoder, tasks, plans, delta=False):
-        self.delta = delta
-        self.next_of = {}
-        for task in tasks:
-            goal = encoder.embed_goals([task])[0].tobytes()
-            states = encoder.embed([(task, s) for s in simulate(task, plans[task.name])])
-            self.next_of[goal] = states
-
-    def init_carry(self, batch_size):
-        return np.zeros((batch_size,), np.int32)
-
-    def predict_next(self, states, goals, carry):
-        targets = np.stack(
-            [self.next_of[g.tobytes()][min(t + 1, len(self.next_of[g.tobytes()]) - 1)] for g, t in zip(goals, carry)]
-        )
-        return targets, carry + 1
+from statecentric_jax.search.base import DecodeConfig
+from statecentric_jax.search.decoding import decode
+from statecentric_jax.search.sequential import decode_sequential
+from tests.search.blocks import PLANS, AtomEncoder, OracleModel
 
 
 @pytest.mark.parametrize("beam_width", [1, 3])
@@ -160,7 +84,8 @@ def test_horizon_is_respected(tasks):
 def test_dead_end_ends_only_that_instance(tmp_path, tasks):
     # One block, unreachable goal: pick-up, then put-down would revisit s_0 -> dead end.
     (tmp_path / "trap.pddl").write_text(
-        "(define (problem trap) (:domain blocks) (:objects a) (:init (clear a) (ontable a) (handempty)) (:goal (and (on a a))))"
+        "(define (problem trap) (:domain blocks) (:objects a)"
+        " (:init (clear a) (ontable a) (handempty)) (:goal (and (on a a))))"
     )
     trap = load_task(tmp_path / "domain.pddl", tmp_path / "trap.pddl")
     encoder = AtomEncoder()

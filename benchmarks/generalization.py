@@ -1,0 +1,159 @@
+"""Beyond the paper: search strategies and a learned cost-to-go on validation and larger problems.
+
+    python -m benchmarks.generalization --pddl_root=../shared/benchmarks/paper-splits
+
+For each domain it trains (once, cached in --workdir) the paper's WL-XGB delta transition
+model together with a ridge cost-to-go, writes its own larger problems (about twice the
+extrapolation sizes, seeded, under `<workdir>/large-problems`), and decodes the paper's
+validation split and those problems with each candidate search setting. It prints one
+table per domain: success, mean plan length, and decode time relative to the paper's beam
+on the same problems. Settings are selected on these tables only; the paper's test splits
+are never decoded here (`--splits` refuses them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import sys
+import time
+
+from absl import app, flags
+
+from benchmarks.common import machine_line
+from statecentric_jax import config as config_lib
+from statecentric_jax.atomic import write_text
+from statecentric_jax.errors import InputError
+from statecentric_jax.experiments import pipeline
+from statecentric_jax.experiments.evaluation import check_plan
+from statecentric_jax.learning.train import CONFIG_FILE, load_model
+from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import generators, layout
+from statecentric_jax.problems.domains import domain_text
+from statecentric_jax.search.base import decode_config
+from statecentric_jax.search.decoding import decode
+
+_PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root with the training and validation splits.")
+_DOMAINS = flags.DEFINE_list("domains", ["blocks", "gripper", "logistics", "visitall"], "Domains.")
+_SPLITS = flags.DEFINE_list("splits", ["validation", "large"], "validation (of --pddl_root) and/or large (our own).")
+_WORKDIR = flags.DEFINE_string("workdir", "runs/generalization", "Models and generated problems (reused).")
+_BUDGET = flags.DEFINE_integer("budget", 10_000, "Node expansions per problem for the non-beam strategies.")
+_CANDIDATES = flags.DEFINE_list("candidates", None, "Candidate names to run, comma-separated (default: all).")
+_VALUE_ALPHA = flags.DEFINE_float("value_alpha", 10.0, "Ridge strength of the cost-to-go.")
+_VALUE_FEATURES = flags.DEFINE_enum("value_features", "state", ["state", "state_goal"], "Cost-to-go features.")
+
+LARGE_SPLIT = "large"
+# Larger problems than the paper's extrapolation split (about twice its largest sizes).
+LARGE_PROBLEMS = {
+    "blocks": [("blocks", dict(n=n, seed=s)) for n in (20, 24, 28, 34) for s in (1, 2)],
+    "gripper": [("gripper", dict(n_balls=n, n_rooms=2)) for n in (50, 60, 70, 84)],
+    "logistics": [
+        ("logistics", dict(cities=c, locations_per_city=2, packages=p, airplanes=a, goals=g, seed=s))
+        for c, p, a, g in ((6, 18, 2, 16), (8, 24, 2, 22), (10, 30, 3, 28))
+        for s in (1, 2)
+    ],
+    "visitall": [("visitall", dict(w=w, h=w, start=start)) for w in (14, 15, 16) for start in ((0, 0), (w // 2, 3))],
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    name: str
+    strategy: str
+    priority: str = "cumulative"
+    value_weight: float = 0.0
+    guided: bool = False  # uses the learned cost-to-go
+
+
+CANDIDATES = (
+    Candidate("beam (paper)", "beam"),
+    Candidate("beam + backtracking", "beam_backtrack"),
+    Candidate("beam restarts", "restarts"),
+    Candidate("best-first: summed distance", "best_first"),
+    Candidate("best-first: last distance", "best_first", priority="last"),
+    Candidate("best-first: cost-to-go (distance breaks ties)", "best_first", guided=True),
+    Candidate("best-first: cost-to-go + 1.0 x distance", "best_first", value_weight=1.0, guided=True),
+)
+
+
+def write_large_problems(root: pathlib.Path, domain: str) -> None:
+    """Our own larger problems, as `<root>/<domain>/{domain.pddl,large/*.pddl}` (deterministic)."""
+    folder = root / domain / LARGE_SPLIT
+    folder.mkdir(parents=True, exist_ok=True)
+    write_text(root / domain / "domain.pddl", domain_text(domain))
+    for index, (generator, arguments) in enumerate(LARGE_PROBLEMS[domain]):
+        name = f"{domain}-large-{index:02d}"
+        write_text(folder / f"{name}.pddl", getattr(generators, generator)(**arguments, name=name))
+
+
+def train(domain: str, workdir: pathlib.Path) -> pathlib.Path:
+    """The WL-XGB delta transition model with a ridge cost-to-go, trained once."""
+    run = workdir / domain / f"model-{_VALUE_FEATURES.value}-alpha{_VALUE_ALPHA.value:g}"
+    if not (run / CONFIG_FILE).exists():
+        config = config_lib.table1(domain, "wl", "xgb", "delta")
+        config.data.pddl_root = _PDDL_ROOT.value
+        config.data.cache_dir = str(workdir / "cache")
+        config.xgb.n_jobs = 1  # one thread: a busy core cannot stall prediction, and timings compare fairly
+        config.value.kind = "ridge"
+        config.value.alpha = _VALUE_ALPHA.value
+        config.value.features = _VALUE_FEATURES.value
+        pipeline.train_from_config(config, run)
+    return run
+
+
+def evaluate(run: pathlib.Path, root: str, domain: str, split: str, candidate: Candidate) -> dict:
+    loaded = load_model(run)
+    settings = decode_config(
+        loaded.config,
+        strategy=candidate.strategy,
+        budget=_BUDGET.value,
+        priority=candidate.priority,
+        value_weight=candidate.value_weight,
+    )
+    domain_file = layout.domain_file(root, domain)
+    tasks = [load_task(domain_file, p) for p in layout.problem_files(root, domain, split)]
+    start = time.perf_counter()
+    cost_to_go = loaded.cost_to_go if candidate.guided else None
+    results = decode(tasks, loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go)
+    seconds = time.perf_counter() - start
+    checked = [check_plan(task, result, settings) for task, result in zip(tasks, results)]
+    solved = [r for r in checked if r.solved]
+    return {
+        "problems": len(tasks),
+        "solved": len(solved),
+        "mean_length": sum(len(r.plan) for r in solved) / len(solved) if solved else float("nan"),
+        "seconds": seconds,
+    }
+
+
+def main(argv):
+    del argv
+    if set(_SPLITS.value) & {"test-interpolation", "test-extrapolation"}:
+        raise InputError(None, "--splits: settings are selected on validation and our own problems, never on tests")
+    print(machine_line())
+    print(f"command: {' '.join(sys.argv)}")
+    workdir = pathlib.Path(_WORKDIR.value)
+    large_root = workdir / "large-problems"
+    candidates = [c for c in CANDIDATES if _CANDIDATES.value is None or c.name in _CANDIDATES.value]
+    for domain in _DOMAINS.value:
+        write_large_problems(large_root, domain)
+        run = train(domain, workdir)
+        for split in _SPLITS.value:
+            root = str(large_root) if split == LARGE_SPLIT else _PDDL_ROOT.value
+            print(f"\n{domain} / {split}")
+            print("| setting | solved | mean plan length | decode s | time vs beam |")
+            print("|---|---|---|---|---|")
+            beam_seconds = None
+            for candidate in candidates:
+                row = evaluate(run, root, domain, split, candidate)
+                beam_seconds = row["seconds"] if candidate.strategy == "beam" else beam_seconds
+                ratio = f"{row['seconds'] / beam_seconds:.1f}x" if beam_seconds else "n/a"
+                print(
+                    f"| {candidate.name} | {row['solved']}/{row['problems']} | {row['mean_length']:.1f} "
+                    f"| {row['seconds']:.1f} | {ratio} |",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    app.run(main)

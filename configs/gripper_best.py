@@ -1,0 +1,7 @@
+"""Beyond the paper, Gripper: WL-XGB delta + a ridge cost-to-go + best-first decoding (see README)."""
+
+from statecentric_jax import config
+
+
+def get_config():
+    return config.best("gripper")

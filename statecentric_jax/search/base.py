@@ -1,0 +1,128 @@
+"""The types every search module shares: decoding settings, outcomes, results, instances."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import time
+from typing import Any, Literal, get_args
+
+from statecentric_jax.embedding.encoders import StateEncoder
+from statecentric_jax.errors import InputError
+from statecentric_jax.learning.transitions import TransitionModel
+from statecentric_jax.planning.successors import SuccessorGenerator
+from statecentric_jax.planning.tasks import Task
+from statecentric_jax.search import scoring
+from statecentric_jax.search.expander import Node, Problem
+
+StrategyName = Literal["beam", "beam_backtrack", "best_first", "restarts"]
+STRATEGIES: tuple[str, ...] = get_args(StrategyName)
+Priority = Literal["cumulative", "last"]
+PRIORITIES: tuple[str, ...] = get_args(Priority)
+
+
+class Outcome(str, enum.Enum):
+    """Why decoding of an instance stopped (besides "cannot encode: <reason>")."""
+
+    GOAL = "goal"
+    HORIZON = "horizon"
+    DEAD_END = "dead end"
+    BUDGET = "budget"
+
+
+@dataclasses.dataclass(frozen=True)
+class DecodeConfig:
+    beam_width: int = 3
+    metric: scoring.Metric = "cosine"  # cosine for state-mode models, euclidean for delta mode
+    horizon_base: int = 100
+    horizon_per_object: int = 10
+    max_in_flight: int = 256  # instances decoded together (bounds memory)
+    strategy: StrategyName = "beam"  # the paper's
+    budget: int = 10_000  # node expansions per instance (all strategies but the paper's beam)
+    priority: Priority = "cumulative"  # best-first without a cost-to-go: sum of step distances, or the last one
+    value_weight: float = 0.0  # best-first with a cost-to-go: value + weight * distance (0: distance breaks ties)
+
+    def __post_init__(self) -> None:
+        scoring.check_metric(self.metric)
+        checks = {
+            "beam_width": self.beam_width >= 1,
+            "max_in_flight": self.max_in_flight >= 1,
+            "budget": self.budget >= 1,
+            "horizon_base": self.horizon_base >= 1,
+            "horizon_per_object": self.horizon_per_object >= 0,
+            "value_weight": self.value_weight >= 0,
+        }
+        for name, ok in checks.items():
+            if not ok:
+                raise InputError(None, f"decode setting {name}={getattr(self, name)!r} is out of range")
+        if self.strategy not in STRATEGIES:
+            raise InputError(None, f"unknown decoding strategy '{self.strategy}' (use one of {', '.join(STRATEGIES)})")
+        if self.priority not in PRIORITIES:
+            raise InputError(None, f"unknown best-first priority '{self.priority}' (use {' or '.join(PRIORITIES)})")
+
+    def horizon(self, task: Task) -> int:
+        """T_max = max(100, 10·|O|) with the paper's constants."""
+        return max(self.horizon_base, self.horizon_per_object * len(task.objects))
+
+
+@dataclasses.dataclass
+class DecodeResult:
+    problem: str
+    problem_file: str
+    num_objects: int
+    solved: bool
+    plan: list[str]
+    steps: int
+    seconds: float
+    outcome: str  # an Outcome value, or "cannot encode: <reason>"
+
+
+@dataclasses.dataclass(eq=False)
+class Instance:
+    """One problem being decoded."""
+
+    index: int
+    problem: Problem
+    horizon: int
+    started: float
+    root: Node
+    steps: int = 0
+
+
+def start(index: int, task: Task, model: TransitionModel, encoder: StateEncoder, config: DecodeConfig):
+    """The instance ready to decode, or its result if it cannot even start."""
+    started = time.perf_counter()
+    try:
+        goal = encoder.embed_goals([task])[0]
+        initial = encoder.embed([(task, task.init)])[0]
+    except InputError as e:
+        return DecodeResult(
+            task.name, task.problem_file, len(task.objects), False, [], 0, 0.0, f"cannot encode: {e.reason}"
+        )
+    root = Node(task.init, initial, None, 0, 0.0, model.init_carry(1))
+    problem = Problem(task, SuccessorGenerator(task), goal)
+    return Instance(index, problem, config.horizon(task), started, root)
+
+
+def finish(inst: Instance, outcome: Outcome, node: Node | None) -> DecodeResult:
+    task = inst.problem.task
+    return DecodeResult(
+        problem=task.name,
+        problem_file=task.problem_file,
+        num_objects=len(task.objects),
+        solved=outcome is Outcome.GOAL,
+        plan=node.actions() if node is not None else [],
+        steps=inst.steps,
+        seconds=time.perf_counter() - inst.started,
+        outcome=outcome.value,
+    )
+
+
+def decode_config(config: Any, **overrides: Any) -> DecodeConfig:
+    """Decoding settings of a run: cosine for state-mode models, Euclidean for delta mode.
+
+    Runs trained before a setting existed get its default (the paper's decoder)."""
+    settings = {field.name: config.decode.get(field.name) for field in dataclasses.fields(DecodeConfig)}
+    settings["metric"] = "cosine" if config.model.mode == "state" else "euclidean"
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    return DecodeConfig(**{k: v for k, v in settings.items() if v is not None})

@@ -1,0 +1,197 @@
+"""Search strategies: which nodes to expand next, and when an instance is done.
+
+Every strategy is a small object per instance with `select()` (the nodes to expand this
+round, each with the states its expansion must skip) and `update(expansions)` (take the
+children; return (outcome, node to report) when the instance stops). The expander does
+all model, embedding and distance work, batched across instances.
+
+- `beam` (the paper): keep the `beam_width` paths with the lowest sum of step distances;
+  a path never revisits its own states; stop at the goal, a dead end, or the horizon.
+- `beam_backtrack`: the same beam, but on a dead end or at the horizon it resumes from the
+  best candidates it passed over earlier (lowest summed distance) instead of failing, until
+  the node budget is spent.
+- `best_first`: greedy best-first search with one closed list per instance and a node
+  budget, complete on finite state spaces. Priority: the summed or last-step distance to
+  the model's predictions, or a learned cost-to-go (plus `value_weight` × distance; the
+  distance breaks ties).
+- `restarts`: the paper's beam; when it fails, start again with twice the width, until the
+  node budget is spent.
+"""
+
+from __future__ import annotations
+
+import collections
+import heapq
+import itertools
+from collections.abc import Container, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from statecentric_jax.search.base import DecodeConfig, Instance, Outcome
+from statecentric_jax.search.expander import Expansion, Node
+
+Stop = tuple[Outcome, Node | None]
+
+
+class Strategy(Protocol):
+    def select(self) -> list[tuple[Node, Container]]: ...
+
+    def update(self, expansions: Sequence[Expansion]) -> Stop | None: ...
+
+
+def _ranked(expansions: Sequence[Expansion]) -> list[tuple[float, Expansion, int]]:
+    """All children by summed distance (parent's score + step distance, float32); ties keep
+    the order of beam slot, then operator."""
+    totals = [np.float32(e.node.score) + e.distances for e in expansions]
+    if not totals:
+        return []
+    flat = np.concatenate(totals)
+    owners = [(e, c) for e in expansions for c in range(len(e.states))]
+    return [(float(flat[j]), *owners[j]) for j in np.argsort(flat, kind="stable") if np.isfinite(flat[j])]
+
+
+class BeamSearch:
+    def __init__(self, inst: Instance, width: int):
+        self.inst, self.width, self.steps = inst, width, 0
+        inst.root.visited = {inst.root.state}
+        self.beam = [inst.root]
+
+    def select(self) -> list[tuple[Node, Container]]:
+        return [(node, node.visited) for node in self.beam]  # type: ignore[misc]  # beam nodes have sets
+
+    def update(self, expansions: Sequence[Expansion]) -> Stop | None:
+        ranked = _ranked(expansions)
+        return self._advance(ranked[: self.width], ranked[self.width :])
+
+    def _advance(self, picked: Sequence[tuple[float, Expansion, int]], passed_over: Sequence) -> Stop | None:
+        taken: collections.Counter = collections.Counter()
+        beam = []
+        for total, expansion, index in picked:
+            child = expansion.child(index, total)
+            taken[id(expansion)] += 1  # the first child takes over its parent's visited set
+            parent_visited = expansion.node.visited
+            assert parent_visited is not None
+            child.visited = parent_visited if taken[id(expansion)] == 1 else set(parent_visited)
+            beam.append(child)
+        for node in beam:
+            node.visited.add(node.state)  # type: ignore[union-attr]  # set just above
+        previous_best, self.beam = self.beam[0], beam
+        self.steps += 1
+        goal = next((n for n in beam if self.inst.problem.task.goal_reached(n.state)), None)
+        if goal is not None:
+            return Outcome.GOAL, goal
+        if not beam:
+            return Outcome.DEAD_END, previous_best
+        if beam[0].depth >= self.inst.horizon:
+            return Outcome.HORIZON, beam[0]
+        return None
+
+
+class BacktrackingBeam(BeamSearch):
+    def __init__(self, inst: Instance, width: int, budget: int):
+        super().__init__(inst, width)
+        self.budget, self.expanded = budget, 0
+        self.alternatives: list = []  # heap of (summed distance, tie, expansion, index) passed over
+        self.tie = itertools.count()
+
+    def update(self, expansions: Sequence[Expansion]) -> Stop | None:
+        self.expanded += len(expansions)
+        ranked = _ranked(expansions)
+        for total, expansion, index in ranked[self.width :]:
+            heapq.heappush(self.alternatives, (total, next(self.tie), expansion, index))
+        fallback = self.beam[0]
+        stop = self._advance(ranked[: self.width], ())
+        if stop is not None and stop[0] is not Outcome.GOAL:  # a dead end, or wandering to the horizon
+            stop = self._backtrack(fallback if stop[1] is None else stop[1], stop[0])
+        if stop is None and self.expanded >= self.budget:
+            return Outcome.BUDGET, self.beam[0]
+        return stop
+
+    def _backtrack(self, fallback: Node, outcome: Outcome) -> Stop | None:
+        """Resume from the best passed-over candidates that still fit the horizon."""
+        beam: list[Node] = []
+        while self.alternatives and len(beam) < self.width:
+            total, _, expansion, index = heapq.heappop(self.alternatives)
+            child = expansion.child(index, total)
+            if child.depth < self.inst.horizon:
+                child.visited = child.path_states()
+                beam.append(child)
+        if not beam:
+            return outcome, fallback
+        self.beam = beam
+        return None
+
+
+class Restarts:
+    def __init__(self, inst: Instance, width: int, budget: int):
+        self.inst, self.width, self.budget, self.expanded = inst, width, budget, 0
+        self.attempt = BeamSearch(inst, width)
+
+    def select(self) -> list[tuple[Node, Container]]:
+        return self.attempt.select()
+
+    def update(self, expansions: Sequence[Expansion]) -> Stop | None:
+        self.expanded += len(expansions)
+        stop = self.attempt.update(expansions)
+        if stop is not None and stop[0] is Outcome.GOAL:
+            return stop
+        if self.expanded >= self.budget:
+            return Outcome.BUDGET, stop[1] if stop is not None else self.attempt.beam[0]
+        if stop is not None:
+            self.width *= 2
+            self.attempt = BeamSearch(self.inst, self.width)
+        return None
+
+
+class BestFirst:
+    def __init__(self, inst: Instance, config: DecodeConfig, guided: bool):
+        self.inst, self.config, self.guided = inst, config, guided
+        self.closed = {inst.root.state}
+        self.tie = itertools.count()
+        self.open: list = [((0.0,), next(self.tie), inst.root)]
+        self.expanded, self.cut_by_horizon = 0, False
+
+    def select(self) -> list[tuple[Node, Container]]:
+        while self.open:
+            _, _, node = heapq.heappop(self.open)
+            if node.depth < self.inst.horizon:
+                return [(node, self.closed)]
+            self.cut_by_horizon = True
+        return []
+
+    def _priority(self, expansion: Expansion, index: int, summed: float) -> tuple:
+        distance = float(expansion.distances[index])
+        if self.guided:
+            assert expansion.values is not None
+            return (float(expansion.values[index]) + self.config.value_weight * distance, distance)
+        return (summed if self.config.priority == "cumulative" else distance,)
+
+    def update(self, expansions: Sequence[Expansion]) -> Stop | None:
+        self.expanded += len(expansions)
+        for expansion in expansions:
+            for index, state in enumerate(expansion.states):
+                if state in self.closed:
+                    continue
+                self.closed.add(state)
+                summed = float(np.float32(expansion.node.score) + expansion.distances[index])
+                child = expansion.child(index, summed)
+                if self.inst.problem.task.goal_reached(state):
+                    return Outcome.GOAL, child
+                heapq.heappush(self.open, (self._priority(expansion, index, summed), next(self.tie), child))
+        if not self.open:
+            return (Outcome.HORIZON if self.cut_by_horizon else Outcome.DEAD_END), None
+        if self.expanded >= self.config.budget:
+            return Outcome.BUDGET, None
+        return None
+
+
+def make_strategy(config: DecodeConfig, inst: Instance, guided: bool) -> Strategy:
+    """The strategy object for one instance; `guided`: a cost-to-go model is available."""
+    if config.strategy == "beam":
+        return BeamSearch(inst, config.beam_width)
+    if config.strategy == "beam_backtrack":
+        return BacktrackingBeam(inst, config.beam_width, config.budget)
+    if config.strategy == "restarts":
+        return Restarts(inst, config.beam_width, config.budget)
+    return BestFirst(inst, config, guided)

@@ -1,0 +1,56 @@
+"""The learned cost-to-go: fits remaining steps, generalises on a linear rule, saves and loads."""
+
+import numpy as np
+import pytest
+
+from statecentric_jax.errors import InputError
+from statecentric_jax.learning import train, value
+from tests import synthetic
+from tests.learning.test_train import TRAIN, VALIDATION, small_config
+
+# In the synthetic splits the remaining steps are sum(goal - state): linear in [φ(s), φ(g)].
+LARGER = synthetic.split("larger", 4, seed=2)
+LARGER.goals *= 3  # three times the counts of anything seen in training
+LARGER.trajectories = [synthetic.trajectory(g) for g in LARGER.goals]
+
+
+def test_labels_are_remaining_steps():
+    features, targets = value.labelled_rows(TRAIN)
+    first = TRAIN.trajectories[0]
+    assert list(targets[: len(first)]) == list(range(len(first) - 1, -1, -1))
+    assert features.shape == (sum(len(t) for t in TRAIN.trajectories), 2 * synthetic.DIM)
+
+
+def test_ridge_learns_the_rule_and_extrapolates():
+    model, fitted = value.fit(TRAIN, VALIDATION, alpha=0.01, features="state_goal")
+    assert fitted["validation_mse_fit_on_train"] < 0.05 and model.alpha == 0.01
+    features, targets = value.labelled_rows(LARGER)
+    predicted = model.estimate(features[:, : synthetic.DIM], features[:, synthetic.DIM :])
+    assert np.abs(predicted - targets).max() < 0.5
+
+
+def test_save_load_and_corrupt_files(tmp_path):
+    model, _ = value.fit(TRAIN, VALIDATION, alpha=1.0, features="state")
+    model.save(tmp_path)
+    loaded = value.load(tmp_path)
+    states, goals = TRAIN.trajectories[0], np.broadcast_to(TRAIN.goals[0], TRAIN.trajectories[0].shape)
+    assert np.array_equal(loaded.estimate(states, goals), model.estimate(states, goals))
+    (tmp_path / value.VALUE_FILE).write_bytes(b"")
+    with pytest.raises(InputError, match="corrupt value model file"):
+        value.load(tmp_path)
+    with pytest.raises(InputError, match="no value model here"):
+        value.load(tmp_path / "elsewhere")
+    with pytest.raises(InputError, match="positive ridge strength"):
+        value.fit(TRAIN, VALIDATION, alpha=0.0, features="state")
+    with pytest.raises(InputError, match="value.features='goal'"):
+        value.fit(TRAIN, VALIDATION, alpha=1.0, features="goal")
+
+
+def test_a_run_with_a_value_model_loads_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(train, "load_encoder", synthetic.load_fake_encoder)
+    config = small_config("xgb")
+    config.value.kind = "ridge"
+    config.value.features = "state_goal"  # the synthetic rule needs the goal
+    train.train_model(config, TRAIN, VALIDATION, synthetic.FakeEncoder("toy"), tmp_path)
+    assert (tmp_path / value.VALUE_FILE).is_file()
+    assert isinstance(train.load_model(tmp_path).cost_to_go, value.RidgeCostToGo)

@@ -1,0 +1,169 @@
+"""Search strategies on oracle and uninformed models: known plans, budgets, backtracking."""
+
+import collections
+import itertools
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from statecentric_jax.errors import InputError
+from statecentric_jax.planning.plans import simulate
+from statecentric_jax.planning.successors import SuccessorGenerator
+from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.search.base import STRATEGIES, DecodeConfig
+from statecentric_jax.search.decoding import decode
+from tests.search.blocks import DOMAIN, PLANS, AtomEncoder, OracleModel, problem
+
+GUIDED = ["beam_backtrack", "restarts", "best_first"]
+
+
+class FixedTargetModel:
+    """An uninformed model: always predicts the same random vector (no carry)."""
+
+    def __init__(self, dim, seed):
+        self.target = np.random.default_rng(seed).random(dim).astype(np.float32)
+
+    def init_carry(self, batch_size):
+        return None
+
+    def predict_next(self, states, goals, carry):
+        return np.tile(self.target, (len(states), 1)), carry
+
+
+class OracleCostToGo:
+    """True remaining plan length of every reachable state (breadth-first search backwards)."""
+
+    def __init__(self, encoder, tasks):
+        self.remaining = {}
+        for task in tasks:
+            goal = encoder.embed_goals([task])[0].tobytes()
+            for state, steps in _goal_distances(task).items():
+                self.remaining[(encoder.embed([(task, state)])[0].tobytes(), goal)] = steps
+
+    def estimate(self, states, goals):
+        return np.array([self.remaining[(s.tobytes(), g.tobytes())] for s, g in zip(states, goals)], np.float32)
+
+
+def _goal_distances(task):
+    generator = SuccessorGenerator(task)
+    parents, frontier, seen = collections.defaultdict(set), [task.init], {task.init}
+    while frontier:
+        state = frontier.pop()
+        for _, nxt in generator.successors(state):
+            parents[nxt].add(state)
+            if nxt not in seen:
+                seen.add(nxt)
+                frontier.append(nxt)
+    distance = {s: 0 for s in seen if task.goal_reached(s)}
+    queue = collections.deque(distance)
+    while queue:
+        state = queue.popleft()
+        for parent in parents[state]:
+            if parent not in distance:
+                distance[parent] = distance[state] + 1
+                queue.append(parent)
+    return distance
+
+
+@pytest.fixture
+def towers(tmp_path):
+    """Two tower-building problems whose plans an uninformed beam of width 1 misses."""
+    (tmp_path / "domain.pddl").write_text(DOMAIN)
+    out = []
+    for name, blocks in (("q4", "abcd"), ("q5", "abcde")):
+        goal = " ".join(f"(on {x} {y})" for x, y in itertools.pairwise(blocks))
+        (tmp_path / f"{name}.pddl").write_text(problem(name, list(blocks), goal))
+        out.append(load_task(tmp_path / "domain.pddl", tmp_path / f"{name}.pddl"))
+    return out
+
+
+@pytest.mark.parametrize("strategy", GUIDED)
+def test_oracle_model_gives_the_known_plans(tasks, strategy):
+    encoder = AtomEncoder()
+    model = OracleModel(encoder, tasks, {t.name: PLANS[t.name] for t in tasks})  # carry = step counter
+    results = decode(tasks, model, encoder, DecodeConfig(strategy=strategy, beam_width=1, metric="euclidean"))
+    assert [r.plan for r in results] == [PLANS[t.name] for t in tasks]
+    assert all(r.solved for r in results)
+
+
+def test_backtracking_recovers_from_the_beams_dead_end(towers):
+    encoder, model = AtomEncoder(), FixedTargetModel(AtomEncoder().dim, seed=0)
+    settings = dict(beam_width=1, metric="euclidean", horizon_base=40, budget=2000)
+    beam = decode(towers[:1], model, encoder, DecodeConfig(strategy="beam", **settings))[0]
+    backtracked = decode(towers[:1], model, encoder, DecodeConfig(strategy="beam_backtrack", **settings))[0]
+    assert beam.outcome == "dead end"
+    assert backtracked.solved
+    simulate(towers[0], backtracked.plan)  # raises unless the plan reaches the goal
+
+
+def test_best_first_is_complete_and_cost_to_go_makes_it_optimal(towers):
+    encoder, model = AtomEncoder(), FixedTargetModel(AtomEncoder().dim, seed=0)
+    blind = decode(towers, model, encoder, DecodeConfig(strategy="best_first", metric="euclidean", budget=5000))
+    assert all(r.solved for r in blind)
+    guided = decode(
+        towers,
+        model,
+        encoder,
+        DecodeConfig(strategy="best_first", metric="euclidean"),
+        cost_to_go=OracleCostToGo(encoder, towers),
+    )
+    assert [len(r.plan) for r in guided] == [_goal_distances(t)[t.init] for t in towers]
+    assert all(r.solved for r in guided)
+
+
+@pytest.mark.parametrize("strategy", GUIDED)
+def test_budget_is_respected(tmp_path, strategy):
+    (tmp_path / "domain.pddl").write_text(DOMAIN)
+    (tmp_path / "never.pddl").write_text(problem("never", list("abc"), "(on a a)"))  # unreachable goal
+    task = load_task(tmp_path / "domain.pddl", tmp_path / "never.pddl")
+    encoder = AtomEncoder()
+    config = DecodeConfig(strategy=strategy, budget=5, beam_width=1, metric="euclidean")
+    result = decode([task], FixedTargetModel(encoder.dim, seed=1), encoder, config)[0]
+    assert result.outcome == "budget" and not result.solved
+    assert result.steps <= 5
+
+
+def test_best_first_exhausts_a_finite_space_into_a_dead_end(tmp_path):
+    (tmp_path / "domain.pddl").write_text(DOMAIN)
+    (tmp_path / "never.pddl").write_text(problem("never", list("abc"), "(on a a)"))
+    task = load_task(tmp_path / "domain.pddl", tmp_path / "never.pddl")
+    encoder = AtomEncoder()
+    config = DecodeConfig(strategy="best_first", metric="euclidean")
+    result = decode([task], FixedTargetModel(encoder.dim, seed=1), encoder, config)[0]
+    assert result.outcome == "dead end"
+    assert result.steps == len(_reachable(task))  # every reachable state expanded exactly once
+
+
+def _reachable(task):
+    generator, seen, frontier = SuccessorGenerator(task), {task.init}, [task.init]
+    while frontier:
+        for _, nxt in generator.successors(frontier.pop()):
+            if nxt not in seen:
+                seen.add(nxt)
+                frontier.append(nxt)
+    return seen
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        (dict(strategy="dfs"), "unknown decoding strategy 'dfs'"),
+        (dict(budget=0), "budget=0"),
+        (dict(beam_width=0), "beam_width=0"),
+        (dict(max_in_flight=0), "max_in_flight=0"),
+        (dict(priority="random"), "unknown best-first priority"),
+        (dict(metric="manhattan"), "unknown decoding metric"),
+    ],
+)
+def test_bad_settings_are_one_line_errors(settings, message):
+    with pytest.raises(InputError, match=message):
+        DecodeConfig(**settings)
+
+
+def test_every_strategy_is_offered_on_the_command_line():
+    out = subprocess.run(
+        [sys.executable, "launch/evaluate.py", "--workdir=x", "--strategy=dfs"], capture_output=True, text=True
+    )
+    assert out.returncode != 0 and all(name in out.stderr for name in STRATEGIES)

@@ -1,0 +1,37 @@
+"""Bad command lines end with one `error:` line and exit code 2, before any work."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+CONFIG = "--config=configs/blocks_wl_xgb_delta.py"
+
+
+@pytest.mark.parametrize(
+    "args, names",
+    [
+        ([CONFIG, "--config.lstm.epoch=3"], "--config.lstm.epoch"),  # misspelt key, with absl's suggestion
+        (["--config=configs/missing.py"], "--config"),
+        ([CONFIG, "--seeds=abc"], "--seeds"),
+        ([CONFIG, "--config.xgb.rounds=0"], "xgb.rounds"),
+        ([CONFIG, "--config.xgb.max_depth=-3"], "xgb.max_depth"),
+        ([CONFIG, "--config.xgb.n_jobs=abc"], "--config.xgb.n_jobs"),
+        ([CONFIG, "--config.decode.beam_width=0"], "beam_width"),
+        ([CONFIG, "--config.decode.strategy=dfs"], "unknown decoding strategy"),
+    ],
+)
+def test_bad_experiment_command_lines(tmp_path, args, names):
+    proc = subprocess.run(
+        [sys.executable, "launch/run_experiment.py", f"--workdir={tmp_path}/run", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines[-1]) < 300
+    assert lines[-1].startswith("error: ") and names in lines[-1]
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "run").exists()  # refused before any work
