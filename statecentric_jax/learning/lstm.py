@@ -117,7 +117,9 @@ def pad_split(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[jax.Array
 
 
 def _batch_rows(order: np.ndarray, batch_size: int) -> np.ndarray:
-    """A permutation of 0..N-1 as [batches, batch_size] row indices, the last batch filled with row N."""
+    """A permutation of 0..N-1 as [batches, min(batch_size, N)] row indices, the last batch filled with row N
+    (a split smaller than a batch is one batch of its own size, not padded up to `batch_size`)."""
+    batch_size = min(batch_size, len(order))
     batches = -(-len(order) // batch_size)
     return np.pad(order, (0, batches * batch_size - len(order)), constant_values=len(order)).reshape(batches, -1)
 
@@ -228,7 +230,7 @@ def fit_seeds(
         _, outputs = module.apply({"params": params}, carry, inputs)
         return jnp.sum(step_losses(outputs, targets, mode) * mask), jnp.sum(mask)
 
-    def train_step(state, rows):
+    def train_step(state, rows, train_data):
         def mean_loss(params):
             total, count = summed_loss(params, train_data, rows)
             return total / jnp.maximum(count, 1.0), (total, count)
@@ -236,19 +238,20 @@ def fit_seeds(
         (_, (total, count)), grads = jax.value_and_grad(mean_loss, has_aux=True)(state.params)
         return state.apply_gradients(grads=grads), (total, count)
 
-    def validation_loss(params):
+    def validation_loss(params, val_data):
         totals, counts = jax.lax.map(lambda rows: summed_loss(params, val_data, rows), val_rows)
         return jnp.sum(totals) / jnp.sum(counts)
 
-    def epoch(carry, rows):
+    def epoch(carry, rows, train_data, val_data):
         state, best_params, best_loss = carry
-        state, (totals, counts) = jax.lax.scan(train_step, state, rows)
-        val_loss = validation_loss(state.params)
+        state, (totals, counts) = jax.lax.scan(functools.partial(train_step, train_data=train_data), state, rows)
+        val_loss = validation_loss(state.params, val_data)
         better = val_loss < best_loss
         best_params = jax.tree_util.tree_map(lambda new, old: jnp.where(better, new, old), state.params, best_params)
         return (state, best_params, jnp.minimum(val_loss, best_loss)), (jnp.sum(totals) / jnp.sum(counts), val_loss)
 
-    run_epoch = jax.jit(jax.vmap(epoch), donate_argnums=0)
+    # the data are arguments shared by all seeds (not constants baked into the program)
+    run_epoch = jax.jit(jax.vmap(epoch, in_axes=(0, 0, None, None)), donate_argnums=0)
 
     states = [
         train_state.TrainState.create(apply_fn=module.apply, params=init_params(dim, settings, mode, s), tx=optimizer)
@@ -263,7 +266,7 @@ def fit_seeds(
     ]
     losses = []
     for rows in tqdm(orders, desc=f"lstm {mode} x{len(seeds)} seeds", unit="epoch", mininterval=2):
-        carry, epoch_losses = run_epoch(carry, jnp.asarray(rows))
+        carry, epoch_losses = run_epoch(carry, jnp.asarray(rows), train_data, val_data)
         losses.append(epoch_losses)
     train_losses, val_losses = (
         np.asarray(x, np.float64) for x in jax.device_get(jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *losses))
