@@ -17,7 +17,7 @@ import json
 import os
 import pathlib
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import ml_collections
 from absl import logging
@@ -111,10 +111,11 @@ def train_models(
     _check_data(config, train, validation, encoder)
     kind, mode, seeds = config.model.kind, config.model.mode, list(workdirs)
     start = time.perf_counter()
+    fitted: Sequence[tuple[lstm.LSTMModel | xgb.XGBModel, list[dict]]]
     if kind == "lstm":
         fitted = lstm.fit_seeds(train, validation, mode, config[kind], seeds)
         how = {"trained_together_seeds": seeds}
-    else:
+    else:  # without subsampling the booster does not use its seed
         fitted = [xgb.fit(train, validation, mode, config[kind], seeds[0])] * len(seeds)
         how = {"trained_once_for_seeds": seeds}
     cost_to_go = None  # does not depend on the seed: fitted once
