@@ -3,8 +3,10 @@
 One module, `TransitionCell`, is a single time step (LSTM stack + head). Training
 scans it over padded trajectories (`nn.scan`, one XLA loop); decoding calls the
 same cell once per plan step with the carry passed in, so both use exactly the
-same parameters. Batches are padded to power-of-two sizes so XLA compiles only
-a handful of shapes, and losses average over real time steps only.
+same parameters. Training pads each split once and runs each epoch as one
+compiled program, all seeds of a configuration together (`fit_seeds`); losses
+average over real time steps only. Decoding pads its batches to powers of two so
+XLA compiles only a handful of shapes.
 """
 
 from __future__ import annotations
@@ -87,26 +89,10 @@ def batch_loss(module: nn.Module, params: Any, inputs: jax.Array, targets: jax.A
     return masked_mean(step_losses(cast(jax.Array, outputs), targets, module.mode), mask)
 
 
-def pad_batch(pairs: Sequence[tuple[np.ndarray, np.ndarray]], batch_size: int) -> tuple[np.ndarray, ...]:
-    """Stack (inputs [T_i, 2D], targets [T_i, D]) into inputs [B, L, 2D], targets [B, L, D], mask [B, L].
-
-    L and B are the next powers of two of the longest sequence and of the count
-    (B at most `batch_size`); padded rows and steps have mask 0.
-    """
-    rows = min(next_power_of_two(len(pairs)), max(batch_size, len(pairs)))
-    length = next_power_of_two(max(len(x) for x, _ in pairs))
-    in_dim, out_dim = pairs[0][0].shape[1], pairs[0][1].shape[1]
-    inputs = np.zeros((rows, length, in_dim), np.float32)
-    targets = np.zeros((rows, length, out_dim), np.float32)
-    mask = np.zeros((rows, length), np.float32)
-    for i, (x, y) in enumerate(pairs):
-        inputs[i, : len(x)], targets[i, : len(y)], mask[i, : len(x)] = x, y, 1.0
-    return inputs, targets, mask
-
-
 def pad_split(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[jax.Array, ...]:
-    """A whole split padded once to its longest sequence, plus one all-padding row (index N) that fills the
-    last batch; padded steps and rows have mask 0, so per-batch masked means equal `pad_batch`'s."""
+    """Stack (inputs [T_i, 2D], targets [T_i, D]) once into inputs [N+1, L, 2D], targets [N+1, L, D], mask [N+1, L],
+    L the longest sequence; row N is all padding and fills the last batch. Padded steps have mask 0, so a
+    batch's masked mean is that of its real steps, whatever the padding."""
     rows, length = len(pairs) + 1, max(len(x) for x, _ in pairs)
     inputs = np.zeros((rows, length, pairs[0][0].shape[1]), np.float32)
     targets = np.zeros((rows, length, pairs[0][1].shape[1]), np.float32)
@@ -116,7 +102,7 @@ def pad_split(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[jax.Array
     return jnp.asarray(inputs), jnp.asarray(targets), jnp.asarray(mask)
 
 
-def _batch_rows(order: np.ndarray, batch_size: int) -> np.ndarray:
+def batch_rows(order: np.ndarray, batch_size: int) -> np.ndarray:
     """A permutation of 0..N-1 as [batches, min(batch_size, N)] row indices, the last batch filled with row N
     (a split smaller than a batch is one batch of its own size, not padded up to `batch_size`)."""
     batch_size = min(batch_size, len(order))
@@ -221,7 +207,7 @@ def fit_seeds(
     module = TransitionLSTM(dim, settings.hidden, settings.layers, mode)
     optimizer = optax.adam(settings.learning_rate)
     train_data, val_data = pad_split(train_pairs), pad_split(val_pairs)
-    val_rows = jnp.asarray(_batch_rows(np.arange(len(val_pairs)), settings.batch_size))
+    val_rows = jnp.asarray(batch_rows(np.arange(len(val_pairs)), settings.batch_size))
 
     def summed_loss(params, data, rows):
         """(sum of step losses, real step count) over the batch `rows`; its mean is today's batch loss."""
@@ -261,7 +247,7 @@ def fit_seeds(
     carry = (state, jax.tree_util.tree_map(jnp.copy, state.params), jnp.full(len(seeds), jnp.inf, jnp.float32))
     rngs = [np.random.default_rng(s) for s in seeds]
     orders = [
-        np.stack([_batch_rows(rng.permutation(len(train_pairs)), settings.batch_size) for rng in rngs])
+        np.stack([batch_rows(rng.permutation(len(train_pairs)), settings.batch_size) for rng in rngs])
         for _ in range(settings.epochs)
     ]
     losses = []

@@ -46,7 +46,7 @@ def validation_mse(model):
         return float(np.mean((predicted - (states + target)) ** 2))
     pairs = transitions.sequences(VALIDATION.trajectories, VALIDATION.goals, "delta")
     module = lstm.TransitionLSTM(model.dim, model.hidden, model.layers, "delta")
-    return float(lstm.batch_loss(module, model.params, *lstm.pad_batch(pairs, len(pairs))))
+    return float(lstm.batch_loss(module, model.params, *lstm.pad_split(pairs)))
 
 
 def test_workdir_holds_everything_and_loads_the_selected_model(trained):
