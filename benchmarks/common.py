@@ -14,3 +14,8 @@ def machine_line() -> str:
         pass
     python = platform.python_version()
     return f"{platform.node()} | {cpu} | {os.cpu_count()} cores | Python {python} | {datetime.date.today()}"
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages: timings taken while other jobs ran are not comparable."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -3,18 +3,18 @@
     python -m benchmarks.seeds --config=blocks_wl_lstm_state --epochs=20
 
 Prints the machine, the JAX device and the load average, the wall time of each
-way (data preparation cached and not timed; the first compile is timed in both),
-and last `seeds-together speed-up: X.Xx`.
+way (data preparation cached and not timed; compiles are timed: one per seed one
+after another, as `lstm.fit` per seed does, one in all together), and last
+`seeds-together speed-up: X.Xx`.
 """
 
-import os
 import sys
 import time
 
 import jax
 from absl import app, flags
 
-from benchmarks.common import machine_line
+from benchmarks.common import load_average, machine_line
 from statecentric_jax import config as config_lib
 from statecentric_jax.experiments.pipeline import prepare_data
 from statecentric_jax.learning import lstm
@@ -36,7 +36,7 @@ def main(argv):
     seeds = [int(s) for s in _SEEDS.value]
     print(machine_line())
     print(f"command: {' '.join(sys.argv)}")
-    print(f"device: {jax.devices()[0]} | load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"device: {jax.devices()[0]} | load average: {load_average()}")
     args = (splits["train"], splits["validation"], config.model.mode, config.lstm)
     start = time.perf_counter()
     for seed in seeds:
@@ -49,7 +49,7 @@ def main(argv):
         f"{len(seeds)} seeds, {config.lstm.epochs} epochs: "
         f"one after another {one_by_one:.1f} s, together {together:.1f} s"
     )
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average after: {load_average()}")
     print(f"seeds-together speed-up: {one_by_one / together:.1f}x")
 
 

@@ -17,7 +17,7 @@ import sys
 import jax
 from absl import app, flags
 
-from benchmarks.common import machine_line
+from benchmarks.common import load_average, machine_line
 from statecentric_jax import config as config_lib
 from statecentric_jax.experiments.pipeline import prepare_data
 from statecentric_jax.learning.train import train_model
@@ -62,7 +62,7 @@ def main(argv):
     data = {name: prepare_data(config) for name, _, config in runs}  # cached; printed before the table
     print(machine_line())
     print(f"command: {' '.join(sys.argv)}")
-    print(f"JAX device: {jax.devices()[0]}")
+    print(f"JAX device: {jax.devices()[0]} | load average: {load_average()}")
     print(
         "| config | xgb strategy | D | train transitions | fit wall s | epochs/rounds run (best)"
         " | best val loss | size |"
@@ -80,6 +80,7 @@ def main(argv):
             f"{result.steps} ({result.best_step}) | {result.best_validation_loss:.4g} | {size_text} |",
             flush=True,
         )
+    print(f"load average after: {load_average()}")
 
 
 if __name__ == "__main__":
