@@ -1,6 +1,6 @@
 """Seeds of one LSTM config trained one after another versus together (one vmapped program).
 
-    python -m benchmarks.seeds --config=blocks_wl_lstm_state --epochs=20
+    python -m benchmarks.seeds --config_name=blocks_wl_lstm_state --epochs=20
 
 Prints the machine, the JAX device and the load average, the wall time of each
 way (data preparation cached and not timed; compiles are timed: one per seed one
@@ -20,7 +20,7 @@ from statecentric_jax.experiments.pipeline import prepare_data
 from statecentric_jax.learning import lstm
 
 _CONFIG = flags.DEFINE_string(
-    "config", "blocks_wl_lstm_state", "An LSTM configuration <domain>_<encoding>_lstm_<mode>."
+    "config_name", "blocks_wl_lstm_state", "An LSTM configuration <domain>_<encoding>_lstm_<mode>."
 )
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root (data/ or a paper-splits-like tree).")
 _EPOCHS = flags.DEFINE_integer("epochs", None, "Override the LSTM epochs (default: the config's).")
