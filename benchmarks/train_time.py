@@ -14,9 +14,10 @@ import itertools
 import pathlib
 import sys
 
+import jax
 from absl import app, flags
 
-from benchmarks.common import machine_line
+from benchmarks.common import load_line, machine_line
 from statecentric_jax import config as config_lib
 from statecentric_jax.experiments.pipeline import prepare_data
 from statecentric_jax.learning.train import train_model
@@ -61,6 +62,7 @@ def main(argv):
     data = {name: prepare_data(config) for name, _, config in runs}  # cached; printed before the table
     print(machine_line())
     print(f"command: {' '.join(sys.argv)}")
+    print(f"JAX device: {jax.devices()[0]} | {load_line()}")
     print(
         "| config | xgb strategy | D | train transitions | fit wall s | epochs/rounds run (best)"
         " | best val loss | size |"
@@ -78,6 +80,7 @@ def main(argv):
             f"{result.steps} ({result.best_step}) | {result.best_validation_loss:.4g} | {size_text} |",
             flush=True,
         )
+    print(f"after: {load_line()}")
 
 
 if __name__ == "__main__":

@@ -99,16 +99,21 @@ def run_experiment(
     """Train and evaluate one configuration for each seed; returns success rates per split and seed."""
     workdir = pathlib.Path(workdir)
     rates: dict[str, dict[str, float]] = {}
+    todo = {}
     for seed in seeds:
         seed_dir = workdir / f"seed{seed}"
-        wanted = _seed_config(config, seed)
         if (seed_dir / train.CONFIG_FILE).exists():  # written last: training finished
-            if json.loads(train.read_config(seed_dir).to_json()) != json.loads(wanted.to_json()):
+            if json.loads(train.read_config(seed_dir).to_json()) != json.loads(_seed_config(config, seed).to_json()):
                 raise InputError(seed_dir, "holds a run of another configuration; use a fresh --workdir")
             logging.info("seed %d: trained model found in %s", seed, seed_dir)
         else:
             shutil.rmtree(seed_dir / "eval", ignore_errors=True)  # results of an older model
-            train_from_config(wanted, seed_dir)
+            todo[seed] = seed_dir
+    if todo:  # all missing seeds in one go (LSTM: one vmapped program; XGBoost: trained once)
+        data, encoder = prepare_data(config)
+        train.train_models(resolved(config), data["train"], data["validation"], encoder, todo)
+    for seed in seeds:
+        seed_dir = workdir / f"seed{seed}"
         for split in splits:  # reuses the results of this model and settings, decodes what is missing
             summary = evaluation.evaluate(seed_dir, split)
             rates.setdefault(split, {})[str(seed)] = summary["success_rate"]

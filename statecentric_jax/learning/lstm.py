@@ -3,8 +3,10 @@
 One module, `TransitionCell`, is a single time step (LSTM stack + head). Training
 scans it over padded trajectories (`nn.scan`, one XLA loop); decoding calls the
 same cell once per plan step with the carry passed in, so both use exactly the
-same parameters. Batches are padded to power-of-two sizes so XLA compiles only
-a handful of shapes, and losses average over real time steps only.
+same parameters. Training pads each split once and runs each epoch as one
+compiled program, all seeds of a configuration together (`fit_seeds`); losses
+average over real time steps only. Decoding pads its batches to powers of two so
+XLA compiles only a handful of shapes.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import ml_collections
 import numpy as np
 import optax
 import orbax.checkpoint as ocp
+from flax.training import train_state
 from tqdm import tqdm
 
 from statecentric_jax.errors import InputError
@@ -87,31 +90,25 @@ def batch_loss(module: nn.Module, params: Any, inputs: jax.Array, targets: jax.A
     return masked_mean(step_losses(cast(jax.Array, outputs), targets, module.mode), mask)
 
 
-def pad_batch(pairs: Sequence[tuple[np.ndarray, np.ndarray]], batch_size: int) -> tuple[np.ndarray, ...]:
-    """Stack (inputs [T_i, 2D], targets [T_i, D]) into inputs [B, L, 2D], targets [B, L, D], mask [B, L].
-
-    L and B are the next powers of two of the longest sequence and of the count
-    (B at most `batch_size`); padded rows and steps have mask 0.
-    """
-    rows = min(next_power_of_two(len(pairs)), max(batch_size, len(pairs)))
-    length = next_power_of_two(max(len(x) for x, _ in pairs))
-    in_dim, out_dim = pairs[0][0].shape[1], pairs[0][1].shape[1]
-    inputs = np.zeros((rows, length, in_dim), np.float32)
-    targets = np.zeros((rows, length, out_dim), np.float32)
+def pad_split(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[jax.Array, ...]:
+    """Stack (inputs [T_i, 2D], targets [T_i, D]) once into inputs [N+1, L, 2D], targets [N+1, L, D], mask [N+1, L],
+    L the longest sequence; row N is all padding and fills the last batch. Padded steps have mask 0, so a
+    batch's masked mean is that of its real steps, whatever the padding."""
+    rows, length = len(pairs) + 1, max(len(x) for x, _ in pairs)
+    inputs = np.zeros((rows, length, pairs[0][0].shape[1]), np.float32)
+    targets = np.zeros((rows, length, pairs[0][1].shape[1]), np.float32)
     mask = np.zeros((rows, length), np.float32)
     for i, (x, y) in enumerate(pairs):
         inputs[i, : len(x)], targets[i, : len(y)], mask[i, : len(x)] = x, y, 1.0
-    return inputs, targets, mask
+    return jnp.asarray(inputs), jnp.asarray(targets), jnp.asarray(mask)
 
 
-def _batches(pairs, batch_size: int, order: Sequence[int]):
-    for start in range(0, len(order), batch_size):
-        yield pad_batch([pairs[i] for i in order[start : start + batch_size]], batch_size)
-
-
-def _step_weighted(losses: Sequence[tuple[float, float]]) -> float:
-    """The split's mean loss per real step, from (batch mean, batch step count) pairs."""
-    return float(sum(loss * n for loss, n in losses) / sum(n for _, n in losses))
+def batch_rows(order: np.ndarray, batch_size: int) -> np.ndarray:
+    """A permutation of 0..N-1 as [batches, min(batch_size, N)] row indices, the last batch filled with row N
+    (a split smaller than a batch is one batch of its own size, not padded up to `batch_size`)."""
+    batch_size = min(batch_size, len(order))
+    batches = -(-len(order) // batch_size)
+    return np.pad(order, (0, batches * batch_size - len(order)), constant_values=len(order)).reshape(batches, -1)
 
 
 @dataclasses.dataclass
@@ -189,47 +186,94 @@ def load(directory: str | os.PathLike, dim: int, mode: str, settings: ml_collect
     return LSTMModel(params, dim, settings.hidden, settings.layers, mode)
 
 
+def _row(i: int, x: jax.Array) -> jax.Array:
+    return x[i]
+
+
 def fit(
     train: EmbeddedSplit, validation: EmbeddedSplit, mode: str, settings: ml_collections.ConfigDict, seed: int
 ) -> tuple[LSTMModel, list[dict]]:
     """Adam on the masked loss; returns the parameters of the epoch with the lowest validation loss."""
+    (result,) = fit_seeds(train, validation, mode, settings, [seed])
+    return result
+
+
+def fit_seeds(
+    train: EmbeddedSplit,
+    validation: EmbeddedSplit,
+    mode: str,
+    settings: ml_collections.ConfigDict,
+    seeds: Sequence[int],
+) -> list[tuple[LSTMModel, list[dict]]]:
+    """Train one model per seed together (`jax.vmap` over parameters, optimizer state and batch orders).
+
+    Each seed keeps today's random streams: parameters from PRNGKey(seed) and, per epoch, the batch order
+    `np.random.default_rng(seed).permutation(N)`, drawn up front. One epoch is one jitted program (a
+    `lax.scan` over the batches, then the validation loss and the best-so-far update), with the state
+    buffers donated; losses stay on the device until the run ends.
+    """
     train_pairs = sequences(train.trajectories, train.goals, mode)
     val_pairs = sequences(validation.trajectories, validation.goals, mode)
     dim = train_pairs[0][1].shape[1]
     module = TransitionLSTM(dim, settings.hidden, settings.layers, mode)
     optimizer = optax.adam(settings.learning_rate)
+    train_data, val_data = pad_split(train_pairs), pad_split(val_pairs)
+    val_rows = jnp.asarray(batch_rows(np.arange(len(val_pairs)), settings.batch_size))
 
-    loss_fn = functools.partial(batch_loss, module)
+    def summed_loss(params, data, rows):
+        """(sum of step losses, real step count) over the batch `rows`; its mean is today's batch loss."""
+        inputs, targets, mask = (a[rows] for a in data)
+        carry = zero_carry(rows.shape[0], module.hidden, module.layers)
+        _, outputs = module.apply({"params": params}, carry, inputs)
+        return jnp.sum(step_losses(outputs, targets, mode) * mask), jnp.sum(mask)
 
-    @jax.jit
-    def train_step(params, opt_state, inputs, targets, mask):
-        loss, grads = jax.value_and_grad(loss_fn)(params, inputs, targets, mask)
-        updates, opt_state = optimizer.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
+    def train_step(state, rows, train_data):
+        def mean_loss(params):
+            total, count = summed_loss(params, train_data, rows)
+            return total / jnp.maximum(count, 1.0), (total, count)
 
-    evaluate = jax.jit(loss_fn)
+        (_, (total, count)), grads = jax.value_and_grad(mean_loss, has_aux=True)(state.params)
+        return state.apply_gradients(grads=grads), (total, count)
 
-    def run_epoch(params, opt_state, order):
-        losses = []
-        for inputs, targets, mask in _batches(train_pairs, settings.batch_size, order):
-            params, opt_state, loss = train_step(params, opt_state, inputs, targets, mask)
-            losses.append((float(loss), mask.sum()))
-        return params, opt_state, _step_weighted(losses)
+    def validation_loss(params, val_data):
+        totals, counts = jax.lax.map(lambda rows: summed_loss(params, val_data, rows), val_rows)
+        return jnp.sum(totals) / jnp.sum(counts)
 
-    def validation_loss(params):
-        batches = _batches(val_pairs, settings.batch_size, range(len(val_pairs)))
-        return _step_weighted([(float(evaluate(params, *batch)), batch[2].sum()) for batch in batches])
+    def epoch(carry, rows, train_data, val_data):
+        state, best_params, best_loss = carry
+        state, (totals, counts) = jax.lax.scan(functools.partial(train_step, train_data=train_data), state, rows)
+        val_loss = validation_loss(state.params, val_data)
+        better = val_loss < best_loss
+        best_params = jax.tree_util.tree_map(lambda new, old: jnp.where(better, new, old), state.params, best_params)
+        return (state, best_params, jnp.minimum(val_loss, best_loss)), (jnp.sum(totals) / jnp.sum(counts), val_loss)
 
-    params = init_params(dim, settings, mode, seed)
-    opt_state = optimizer.init(params)
-    rng = np.random.default_rng(seed)
-    best_params, best_loss, history = params, np.inf, []
-    with tqdm(range(1, settings.epochs + 1), desc=f"lstm {mode}", unit="epoch", mininterval=2) as bar:
-        for epoch in bar:
-            params, opt_state, train_loss = run_epoch(params, opt_state, rng.permutation(len(train_pairs)))
-            val_loss = validation_loss(params)
-            history.append({"step": epoch, "train_loss": train_loss, "validation_loss": val_loss})
-            if val_loss < best_loss:
-                best_params, best_loss = params, val_loss
-            bar.set_postfix(train=f"{train_loss:.4g}", val=f"{val_loss:.4g}", best=f"{best_loss:.4g}", refresh=False)
-    return LSTMModel(best_params, dim, settings.hidden, settings.layers, mode), history
+    # the data are arguments shared by all seeds (not constants baked into the program)
+    run_epoch = jax.jit(jax.vmap(epoch, in_axes=(0, 0, None, None)), donate_argnums=0)
+
+    states = [
+        train_state.TrainState.create(apply_fn=module.apply, params=init_params(dim, settings, mode, s), tx=optimizer)
+        for s in seeds
+    ]
+    state = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *states)
+    carry = (state, jax.tree_util.tree_map(jnp.copy, state.params), jnp.full(len(seeds), jnp.inf, jnp.float32))
+    rngs = [np.random.default_rng(s) for s in seeds]
+    orders = [
+        np.stack([batch_rows(rng.permutation(len(train_pairs)), settings.batch_size) for rng in rngs])
+        for _ in range(settings.epochs)
+    ]
+    losses = []
+    for rows in tqdm(orders, desc=f"lstm {mode} x{len(seeds)} seeds", unit="epoch", mininterval=2):
+        carry, epoch_losses = run_epoch(carry, jnp.asarray(rows), train_data, val_data)
+        losses.append(epoch_losses)
+    train_losses, val_losses = (
+        np.asarray(x, np.float64) for x in jax.device_get(jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *losses))
+    )
+    results = []
+    for i in range(len(seeds)):
+        history = [
+            {"step": e + 1, "train_loss": float(train_losses[e, i]), "validation_loss": float(val_losses[e, i])}
+            for e in range(settings.epochs)
+        ]
+        best = jax.tree_util.tree_map(functools.partial(_row, i), carry[1])
+        results.append((LSTMModel(best, dim, settings.hidden, settings.layers, mode), history))
+    return results

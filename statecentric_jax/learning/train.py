@@ -6,6 +6,7 @@ A workdir holds:
   encoder.json      the state encoder the data was embedded with
   metrics.jsonl     one line per epoch (LSTM) or boosting round (XGBoost): train and validation loss
   model_size.json   LSTM parameter count, or XGBoost tree nodes / trees / rounds
+  training.json     trained_together_seeds (LSTM, one vmapped program) or trained_once_for_seeds (XGBoost)
   config.json       the resolved config, written last: a workdir with it is complete
 """
 
@@ -16,6 +17,7 @@ import json
 import os
 import pathlib
 import time
+from collections.abc import Mapping, Sequence
 
 import ml_collections
 from absl import logging
@@ -33,6 +35,7 @@ CHECKPOINT_DIR = "checkpoint"
 ENCODER_FILE = "encoder.json"
 METRICS_FILE = "metrics.jsonl"
 SIZE_FILE = "model_size.json"
+TRAINING_FILE = "training.json"  # how the seeds were trained (together, or once for all)
 
 _KINDS = {
     "lstm": lstm,
@@ -91,18 +94,48 @@ def train_model(
     workdir: str | os.PathLike,
 ) -> TrainResult:
     """Fit the configured model on `train`, select it on `validation`, and write the workdir."""
+    (result,) = train_models(config, train, validation, encoder, {config.seed: workdir})
+    return result
+
+
+def train_models(
+    config: ml_collections.ConfigDict,
+    train: EmbeddedSplit,
+    validation: EmbeddedSplit,
+    encoder: Encoder,
+    workdirs: Mapping[int, str | os.PathLike],
+) -> list[TrainResult]:
+    """One model per seed into its workdir, trained in one go: the LSTM's seeds together (`lstm.fit_seeds`);
+    XGBoost, which ignores the seed, once, saved into every seed's workdir. `TRAINING_FILE` says which."""
     config_lib.check(config)
     _check_data(config, train, validation, encoder)
-    kind, mode = config.model.kind, config.model.mode
+    kind, mode, seeds = config.model.kind, config.model.mode, list(workdirs)
     start = time.perf_counter()
-    model, history = _KINDS[kind].fit(train, validation, mode, config[kind], config.seed)
-    cost_to_go = None
+    fitted: Sequence[tuple[lstm.LSTMModel | xgb.XGBModel, list[dict]]]
+    if kind == "lstm":
+        fitted = lstm.fit_seeds(train, validation, mode, config[kind], seeds)
+        how = {"trained_together_seeds": seeds}
+    else:  # without subsampling the booster does not use its seed
+        fitted = [xgb.fit(train, validation, mode, config[kind], seeds[0])] * len(seeds)
+        how = {"trained_once_for_seeds": seeds}
+    cost_to_go = None  # does not depend on the seed: fitted once
     if config_lib.value_kind(config) == "ridge":
-        cost_to_go, fitted = value.fit(train, validation, config.value.alpha, config.value.features)
-        logging.info("cost-to-go: %s", fitted)
+        cost_to_go, value_fit = value.fit(train, validation, config.value.alpha, config.value.features)
+        logging.info("cost-to-go: %s", value_fit)
     seconds = time.perf_counter() - start
+    results = []
+    for seed, (model, history) in zip(seeds, fitted):
+        seeded = config.copy_and_resolve_references()
+        seeded.seed = seed
+        workdir = pathlib.Path(workdirs[seed])
+        results.append(_write(seeded, model, history, encoder, cost_to_go, workdir, seconds, how))
+    return results
 
-    workdir = pathlib.Path(workdir)
+
+def _write(
+    config, model, history, encoder: Encoder, cost_to_go, workdir: pathlib.Path, seconds: float, how: dict
+) -> TrainResult:
+    kind, mode = config.model.kind, config.model.mode
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / CONFIG_FILE).unlink(missing_ok=True)  # the workdir is incomplete until it is rewritten
     model.save(workdir / CHECKPOINT_DIR)
@@ -112,6 +145,7 @@ def train_model(
     write_text(workdir / METRICS_FILE, "".join(json.dumps(row) + "\n" for row in history))
     size = model.size()
     write_text(workdir / SIZE_FILE, json.dumps({"kind": kind, "dim": model.dim, **size}, indent=1) + "\n")
+    write_text(workdir / TRAINING_FILE, json.dumps({**how, "seconds": seconds}, indent=1) + "\n")
     write_text(workdir / CONFIG_FILE, config.to_json(indent=1) + "\n")
 
     best = min(history, key=lambda row: row["validation_loss"])

@@ -3,6 +3,7 @@ with the trained run restored from disk in fresh processes."""
 
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -65,7 +66,7 @@ def test_rerun_skips_finished_work(experiment, monkeypatch):
     def fail(*args, **kwargs):
         raise AssertionError("finished work was redone")
 
-    monkeypatch.setattr(pipeline, "train_from_config", fail)
+    monkeypatch.setattr(pipeline.train, "train_models", fail)
     monkeypatch.setattr(pipeline.evaluation, "decode", fail)
     assert pipeline.run_experiment(config, workdir, seeds=[13], splits=["validation", "test-extrapolation"]) == rates
 
@@ -133,3 +134,26 @@ def test_bad_workdir_is_one_line_error(tmp_path, root):
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith(f"error: {tmp_path}/config.json: corrupt config")
+
+
+def test_resume_trains_only_missing_seeds_and_xgboost_gives_every_seed_the_same_model(
+    experiment, tmp_path, monkeypatch
+):
+    config, finished, _ = experiment
+    workdir = tmp_path / "run"
+    shutil.copytree(finished, workdir)
+    trained, train_models = [], pipeline.train.train_models
+
+    def spy(config, train_split, validation, encoder, workdirs):
+        trained.append(sorted(workdirs))
+        return train_models(config, train_split, validation, encoder, workdirs)
+
+    monkeypatch.setattr(pipeline.train, "train_models", spy)
+    pipeline.run_experiment(config, workdir, seeds=[13, 14, 15], splits=["validation"])
+    assert trained == [[14, 15]]  # seed 13 was finished
+    models = {(workdir / f"seed{s}/checkpoint/model.ubj").read_bytes() for s in (13, 14, 15)}
+    assert len(models) == 1  # XGBoost does not depend on the seed: trained once, the same as seed 13's
+    how = json.loads((workdir / "seed15" / pipeline.train.TRAINING_FILE).read_text())
+    assert how["trained_once_for_seeds"] == [14, 15]
+    pipeline.run_experiment(config, workdir, seeds=[13, 14, 15], splits=["validation"])
+    assert trained == [[14, 15]]  # nothing left to train

@@ -55,7 +55,7 @@ def test_padding_does_not_change_loss(mode):
     pairs = transitions.sequences(TRAIN.trajectories[:3], TRAIN.goals[:3], mode)
     module = lstm.TransitionLSTM(synthetic.DIM, 16, 2, mode)
     params = _params(mode)
-    tight = lstm.pad_batch(pairs, batch_size=4)
+    tight = lstm.pad_split(pairs)
     loss = lstm.batch_loss(module, params, *tight)
     inputs, targets, _mask = tight
     rows, length = inputs.shape[0] * 2, inputs.shape[1] * 2
@@ -72,12 +72,16 @@ def test_padding_does_not_change_loss(mode):
     assert abs(float(unmasked) - float(loss)) > 1e-3
 
 
-def test_pad_batch_buckets_to_powers_of_two():
-    pairs = transitions.sequences(TRAIN.trajectories[:3], TRAIN.goals[:3], "state")
-    inputs, _targets, mask = lstm.pad_batch(pairs, batch_size=32)
-    longest = max(len(x) for x, _ in pairs)
-    assert inputs.shape[0] == 4 and inputs.shape[1] >= longest and inputs.shape[1] & (inputs.shape[1] - 1) == 0
-    assert mask.sum() == sum(len(x) for x, _ in pairs)
+def test_split_is_padded_once_and_cut_into_batches_of_row_indices():
+    pairs = transitions.sequences(TRAIN.trajectories, TRAIN.goals, "state")
+    inputs, _targets, mask = lstm.pad_split(pairs)
+    assert inputs.shape[:2] == (len(pairs) + 1, max(len(x) for x, _ in pairs))
+    assert np.asarray(mask).sum() == sum(len(x) for x, _ in pairs) and not np.asarray(mask[-1]).any()
+    order = np.random.default_rng(0).permutation(len(pairs))
+    rows = lstm.batch_rows(order, 3)
+    assert rows.shape == (-(-len(pairs) // 3), 3) and sorted(rows.ravel()[: len(pairs)]) == list(range(len(pairs)))
+    assert (rows.ravel()[len(pairs) :] == len(pairs)).all()  # the last batch is filled with the padding row
+    assert lstm.batch_rows(order, 4 * len(pairs)).shape == (1, len(pairs))  # no padding rows for a small split
 
 
 def test_cosine_loss_is_zero_for_aligned_and_one_for_orthogonal():
@@ -116,7 +120,39 @@ def test_lstm_parameter_count_matches_the_paper_architecture():
 def _val_loss(model, mode):
     pairs = transitions.sequences(VALIDATION.trajectories, VALIDATION.goals, mode)
     module = lstm.TransitionLSTM(model.dim, model.hidden, model.layers, mode)
-    return float(lstm.batch_loss(module, model.params, *lstm.pad_batch(pairs, len(pairs))))
+    return float(lstm.batch_loss(module, model.params, *lstm.pad_split(pairs)))
+
+
+def test_a_batch_of_the_split_padded_once_has_the_loss_of_its_sequences_alone():
+    pairs = transitions.sequences(TRAIN.trajectories, TRAIN.goals, "state")
+    model = lstm.fit(TRAIN, VALIDATION, "state", _epochs(1), seed=0)[0]
+    module = lstm.TransitionLSTM(model.dim, model.hidden, model.layers, "state")
+    inputs, targets, mask = lstm.pad_split(pairs)
+    assert inputs.shape[0] == len(pairs) + 1 and not np.asarray(mask[-1]).any()
+    rows = np.array([3, 0, len(pairs)])  # a short last batch is filled with the padding row
+    once = lstm.batch_loss(module, model.params, inputs[rows], targets[rows], mask[rows])
+    alone = lstm.batch_loss(module, model.params, *(a[:2] for a in lstm.pad_split([pairs[3], pairs[0]])))
+    np.testing.assert_allclose(float(once), float(alone), rtol=1e-5)
+
+
+def _epochs(n):
+    settings = small_settings().lstm
+    settings.epochs = n
+    return settings
+
+
+@pytest.mark.parametrize("mode", transitions.MODES)
+def test_seeds_trained_together_equal_seeds_trained_alone(mode):
+    together = lstm.fit_seeds(TRAIN, VALIDATION, mode, _epochs(4), [5, 6, 7])
+    for seed, (model, history) in zip([5, 6, 7], together):
+        alone, alone_history = lstm.fit(TRAIN, VALIDATION, mode, _epochs(4), seed)
+        for a, b in zip(alone_history, history):
+            assert a["step"] == b["step"]
+            np.testing.assert_allclose(a["validation_loss"], b["validation_loss"], rtol=1e-4)
+        leaves = jax.tree_util.tree_leaves
+        for a, b in zip(leaves(alone.params), leaves(model.params)):
+            np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+    assert together[0][1] != together[1][1]  # the seeds differ
 
 
 @pytest.mark.parametrize("mode", transitions.MODES)

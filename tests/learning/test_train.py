@@ -4,6 +4,7 @@ import importlib.util
 import json
 import pathlib
 
+import jax
 import numpy as np
 import pytest
 
@@ -46,7 +47,7 @@ def validation_mse(model):
         return float(np.mean((predicted - (states + target)) ** 2))
     pairs = transitions.sequences(VALIDATION.trajectories, VALIDATION.goals, "delta")
     module = lstm.TransitionLSTM(model.dim, model.hidden, model.layers, "delta")
-    return float(lstm.batch_loss(module, model.params, *lstm.pad_batch(pairs, len(pairs))))
+    return float(lstm.batch_loss(module, model.params, *lstm.pad_split(pairs)))
 
 
 def test_workdir_holds_everything_and_loads_the_selected_model(trained):
@@ -146,3 +147,46 @@ def test_one_recommended_config_per_domain_beside_the_paper_one():
         assert (config.value.kind, config.decode.strategy) == ("ridge", "best_first")
         assert config.decode.value_weight == config_lib.BEST_VALUE_WEIGHTS[domain]
         assert config.model.to_dict() == paper.model.to_dict() and config.data.to_dict() == paper.data.to_dict()
+
+
+@pytest.mark.parametrize("kind", ["lstm", "xgb"])
+def test_seeds_trained_in_one_go_match_training_alone(kind, tmp_path):
+    config = small_config(kind)
+    results = train.train_models(
+        config, TRAIN, VALIDATION, synthetic.FakeEncoder("toy"), {s: tmp_path / f"seed{s}" for s in (13, 14)}
+    )
+    alone = train.train_model(
+        _seeded(kind, 14),
+        TRAIN,
+        VALIDATION,
+        synthetic.FakeEncoder("toy"),
+        tmp_path / "alone",
+    )
+    np.testing.assert_allclose(results[1].best_validation_loss, alone.best_validation_loss, rtol=1e-4)
+    key = "trained_together_seeds" if kind == "lstm" else "trained_once_for_seeds"
+    for seed in (13, 14):
+        assert json.loads((tmp_path / f"seed{seed}" / train.TRAINING_FILE).read_text())[key] == [13, 14]
+        assert train.read_config(tmp_path / f"seed{seed}").seed == seed
+    same = results[0].best_validation_loss == results[1].best_validation_loss
+    assert same == (kind == "xgb")  # XGBoost ignores the seed: one model for both
+
+
+def _seeded(kind, seed):
+    config = small_config(kind)
+    config.seed = seed
+    return config
+
+
+@pytest.mark.parametrize("kind", ["lstm", "xgb"])
+def test_same_seed_and_data_give_the_same_model_on_rerun(kind, tmp_path):
+    for run in ("a", "b"):
+        train.train_models(small_config(kind), TRAIN, VALIDATION, synthetic.FakeEncoder("toy"), {13: tmp_path / run})
+    for name in ("metrics.jsonl", "model_size.json", "config.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    if kind == "xgb":
+        model = f"checkpoint/{xgb.MODEL_FILE}"
+        assert (tmp_path / "a" / model).read_bytes() == (tmp_path / "b" / model).read_bytes()
+    else:  # orbax names its files at random and stamps its metadata with the time: compare the arrays
+        a, b = (train.load_model(tmp_path / run).model.params for run in ("a", "b"))
+        for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True):
+            assert np.array_equal(x, y)
