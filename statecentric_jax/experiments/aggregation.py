@@ -218,7 +218,7 @@ def _expert_optimal(plans_dir: pathlib.Path, domain: str, split: str) -> dict[st
 
 def _decode_splits(config: ml_collections.ConfigDict, workdir: pathlib.Path, plans_dir: pathlib.Path) -> list[_Decoded]:
     loaded = train.load_model(workdir)
-    settings = decode_config(loaded.config)
+    settings = decode_config(config)  # the configured strategy (a copied run may record another)
     domain = config.data.domain
     domain_file = layout.domain_file(config.data.pddl_root, domain).resolve()
     decoded = []
