@@ -7,8 +7,10 @@ model together with a ridge cost-to-go, writes its own larger problems (about tw
 extrapolation sizes, seeded, under `<workdir>/large-problems`), and decodes the paper's
 validation split and those problems with each candidate search setting. It prints one
 table per domain: success, mean plan length, and decode time relative to the paper's beam
-on the same problems. Settings are selected on these tables only; the paper's test splits
-are never decoded here (`--splits` refuses them).
+on the same problems. `--aggregation_rounds=0,1,2` adds the same model after that many rounds
+of expert data aggregation (`experiments/aggregation.py`, decoding best-first on the train and
+validation problems), with each round's planner calls. Settings are selected on these tables
+only; the paper's test splits are never decoded here (`--splits` refuses them), nor planned for.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
+import shutil
 import sys
 import time
 
@@ -24,8 +27,9 @@ from absl import app, flags
 from benchmarks.common import machine_line
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
+from statecentric_jax.cli import parse_ints
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import pipeline
+from statecentric_jax.experiments import aggregation, pipeline
 from statecentric_jax.experiments.evaluation import check_plan
 from statecentric_jax.learning.train import CONFIG_FILE, load_model
 from statecentric_jax.planning.tasks import load_task
@@ -45,6 +49,10 @@ _VALUE_FEATURES = flags.DEFINE_enum("value_features", "state", ["state", "state_
 _REFERENCE_PLANS = flags.DEFINE_string(
     "reference_plans", None, "A generate_plans workdir with Fast Downward plans for these problems (plan-length ratio)."
 )
+_AGGREGATION = flags.DEFINE_list(
+    "aggregation_rounds", ["0"], "Rounds of expert data aggregation to compare, e.g. 0,1,2 (a model per value)."
+)
+_PLANNER_CALLS = flags.DEFINE_integer("max_planner_calls", 200, "Fast Downward calls per aggregation round.")
 
 LARGE_SPLIT = "large"
 # Larger problems than the paper's extrapolation split (about twice its largest sizes).
@@ -91,19 +99,41 @@ def write_large_problems(root: pathlib.Path, domain: str) -> None:
         write_text(folder / f"{name}.pddl", getattr(generators, generator)(**arguments, name=name))
 
 
-def train(domain: str, workdir: pathlib.Path) -> pathlib.Path:
-    """The WL-XGB delta transition model with a ridge cost-to-go, trained once."""
-    run = workdir / domain / f"model-{_VALUE_FEATURES.value}-alpha{_VALUE_ALPHA.value:g}"
-    if not (run / CONFIG_FILE).exists():
-        config = config_lib.table1(domain, "wl", "xgb", "delta")
-        config.data.pddl_root = _PDDL_ROOT.value
-        config.data.cache_dir = str(workdir / "cache")
-        config.xgb.n_jobs = 1  # one thread: a busy core cannot stall prediction, and timings compare fairly
-        config.value.kind = "ridge"
-        config.value.alpha = _VALUE_ALPHA.value
-        config.value.features = _VALUE_FEATURES.value
-        pipeline.train_from_config(config, run)
+def train(domain: str, workdir: pathlib.Path, rounds: int = 0) -> pathlib.Path:
+    """The WL-XGB delta transition model with a ridge cost-to-go, trained once; with `rounds`, that
+    model after as many rounds of expert data aggregation (decoding best-first), continuing the
+    run with one round less."""
+    name = f"model-{_VALUE_FEATURES.value}-alpha{_VALUE_ALPHA.value:g}"
+    run = workdir / domain / (name + (f"-aggregation{rounds}-calls{_PLANNER_CALLS.value}" if rounds else ""))
+    config = config_lib.table1(domain, "wl", "xgb", "delta")
+    config.data.pddl_root = _PDDL_ROOT.value
+    config.data.cache_dir = str(workdir / "cache")
+    config.xgb.n_jobs = 1  # one thread: a busy core cannot stall prediction, and timings compare fairly
+    config.value.kind = "ridge"
+    config.value.alpha = _VALUE_ALPHA.value
+    config.value.features = _VALUE_FEATURES.value
+    if rounds == 0:
+        if not (run / CONFIG_FILE).exists():
+            pipeline.train_from_config(config, run)
+        return run
+    config.decode.strategy = "best_first"
+    config.aggregation.rounds = rounds
+    config.aggregation.max_planner_calls = _PLANNER_CALLS.value
+    if not run.exists():  # go on from the run with one round less (its finished rounds are kept)
+        shutil.copytree(train(domain, workdir, rounds - 1), run)
+    pipeline.aggregate(pipeline.resolved(config), run)
     return run
+
+
+def aggregation_line(run: pathlib.Path) -> str:
+    """Per round: extra trajectories, Fast Downward calls and seconds (from the run's aggregation.json)."""
+    rounds = json.loads((run / aggregation.SUMMARY_FILE).read_text())["rounds"]
+    return "; ".join(
+        f"round {r['round']}: {sum(r['extra_trajectories'].values())} extra trajectories"
+        f" ({r['extra_states']} states), {r['planner_calls']} planner calls ({r['planner_seconds']:.0f} s),"
+        f" {r['deviations']} deviations, {r['collect_seconds'] + r['retrain_seconds']:.0f} s"
+        for r in rounds
+    )
 
 
 def reference_lengths(plans_dir: str | None, domain: str, split: str) -> dict[str, tuple[int, bool]]:
@@ -160,7 +190,11 @@ def main(argv):
     candidates = [c for c in CANDIDATES if _CANDIDATES.value is None or c.name in _CANDIDATES.value]
     for domain in _DOMAINS.value:
         write_large_problems(large_root, domain)
-        run = train(domain, workdir)
+        rounds_list = parse_ints("aggregation_rounds", _AGGREGATION.value)
+        runs = {rounds: train(domain, workdir, rounds) for rounds in rounds_list}
+        for rounds, run in runs.items():
+            if rounds:
+                print(f"\n{domain} aggregation x{rounds}: {aggregation_line(run)}")
         for split in _SPLITS.value:
             root = str(large_root) if split == LARGE_SPLIT else _PDDL_ROOT.value
             print(f"\n{domain} / {split}")
@@ -168,16 +202,18 @@ def main(argv):
             print("| setting | solved | mean plan length | length vs FD (FD plans) | decode s | time vs beam |")
             print("|---|---|---|---|---|---|")
             beam_seconds = None
-            for candidate in candidates:
-                row = evaluate(run, root, domain, split, candidate, reference)
-                beam_seconds = row["seconds"] if candidate.strategy == "beam" else beam_seconds
-                ratio = f"{row['seconds'] / beam_seconds:.1f}x" if beam_seconds else "n/a"
-                versus = f"{row['length_ratio']:.2f}x ({row['reference']})" if row["length_ratio"] else "n/a"
-                print(
-                    f"| {candidate.name} | {row['solved']}/{row['problems']} | {row['mean_length']:.1f} "
-                    f"| {versus} | {row['seconds']:.1f} | {ratio} |",
-                    flush=True,
-                )
+            for rounds, run in runs.items():
+                for candidate in candidates:
+                    row = evaluate(run, root, domain, split, candidate, reference)
+                    beam_seconds = row["seconds"] if candidate.strategy == "beam" and not rounds else beam_seconds
+                    ratio = f"{row['seconds'] / beam_seconds:.1f}x" if beam_seconds else "n/a"
+                    versus = f"{row['length_ratio']:.2f}x ({row['reference']})" if row["length_ratio"] else "n/a"
+                    name = candidate.name + (f" + aggregation x{rounds}" if rounds else "")
+                    print(
+                        f"| {name} | {row['solved']}/{row['problems']} | {row['mean_length']:.1f} "
+                        f"| {versus} | {row['seconds']:.1f} | {ratio} |",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ MultiStrategy = Literal["one_output_per_tree", "multi_output_tree"]
 MULTI_STRATEGIES: tuple[str, ...] = get_args(MultiStrategy)
 ValueKind = Literal["none", "ridge"]
 VALUE_KINDS: tuple[str, ...] = get_args(ValueKind)
+AGGREGATION_SPLITS = ("train", "validation")  # the only problems expert data aggregation may plan for
 
 
 def base() -> ml_collections.ConfigDict:
@@ -69,6 +70,12 @@ def base() -> ml_collections.ConfigDict:
     config.value.kind = "none"  # or "ridge"
     config.value.features = "state"  # φ(s) alone, or "state_goal": [φ(s), φ(g)]
     config.value.alpha = 10.0  # ridge strength (selected by search success: benchmarks/generalization.py)
+
+    config.aggregation = ml_collections.ConfigDict()  # expert data aggregation (experiments/aggregation.py)
+    config.aggregation.rounds = 0  # 0: off, the paper's training
+    config.aggregation.max_planner_calls = 200  # Fast Downward (A*+LM-cut) calls per round, at most
+    config.aggregation.time_limit = 60.0  # seconds per planner call
+    config.aggregation.splits = "train,validation"  # whose problems are decoded; never a test split
     return config
 
 
@@ -86,6 +93,34 @@ def table1(domain: str, encoding: str, kind: str, mode: str) -> ml_collections.C
 def value_kind(config: ml_collections.ConfigDict) -> str:
     """The config's cost-to-go model; "none" for runs from before it existed."""
     return config.value.kind if "value" in config else "none"
+
+
+def aggregation_rounds(config: ml_collections.ConfigDict) -> int:
+    """The config's rounds of expert data aggregation; 0 for runs from before it existed."""
+    return config.aggregation.rounds if "aggregation" in config else 0
+
+
+def aggregation_splits(config: ml_collections.ConfigDict) -> list[str]:
+    """The splits whose problems aggregation decodes (comma-separated in the config)."""
+    return [s.strip() for s in str(config.aggregation.splits).split(",") if s.strip()]
+
+
+def _check_aggregation(config: ml_collections.ConfigDict) -> None:
+    if "aggregation" not in config:
+        return
+    for name, least in (("rounds", 0), ("max_planner_calls", 1)):
+        value = config.aggregation[name]
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise InputError(None, f"config aggregation.{name}={value!r} must be an integer >= {least}")
+    if not isinstance(config.aggregation.time_limit, (int, float)) or not config.aggregation.time_limit > 0:
+        raise InputError(None, f"config aggregation.time_limit={config.aggregation.time_limit!r} must be > 0 seconds")
+    splits = aggregation_splits(config)
+    if not splits or not set(splits) <= set(AGGREGATION_SPLITS):
+        raise InputError(
+            None,
+            f"config aggregation.splits={config.aggregation.splits!r} must name some of"
+            f" {', '.join(AGGREGATION_SPLITS)} (never a test split)",
+        )
 
 
 def check(config: ml_collections.ConfigDict) -> None:
@@ -112,6 +147,7 @@ def check(config: ml_collections.ConfigDict) -> None:
     ):
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise InputError(None, f"config {name}={value!r} must be an integer >= {least}")
+    _check_aggregation(config)
     decode_config(config)  # raises on a bad decode setting
 
 

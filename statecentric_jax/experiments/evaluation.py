@@ -54,7 +54,7 @@ RESULT_FIELDS = (
 )
 
 
-def _cost_to_go(loaded: LoadedModel, settings: DecodeConfig) -> CostToGo | None:
+def cost_to_go_for(loaded: LoadedModel, settings: DecodeConfig) -> CostToGo | None:
     """The run's learned cost-to-go, for the one strategy that uses it."""
     return loaded.cost_to_go if settings.strategy == "best_first" else None
 
@@ -228,7 +228,7 @@ def _evaluate_locked(
             bar.update()
 
         if tasks:
-            decode(tasks, loaded.model, loaded.encoder, settings, on_result, stats, _cost_to_go(loaded, settings))
+            decode(tasks, loaded.model, loaded.encoder, settings, on_result, stats, cost_to_go_for(loaded, settings))
     elapsed = time.perf_counter() - started
 
     ordered = [records[str(p)] for p in problem_files]
@@ -278,7 +278,7 @@ def plan_problem(
     loaded = load_model(workdir)
     task = load_task(domain_file, problem_file)
     settings = decode_config(loaded.config, beam_width=beam_width, strategy=strategy, budget=budget)
-    decoded = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=_cost_to_go(loaded, settings))[0]
+    decoded = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go_for(loaded, settings))[0]
     result = check_plan(task, decoded, settings)
     if result.solved:
         write_text(out, format_plan(result.plan))

@@ -28,7 +28,7 @@ from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding import datasets
 from statecentric_jax.embedding.encoders import Encoder
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import evaluation
+from statecentric_jax.experiments import aggregation, evaluation
 from statecentric_jax.learning import train
 from statecentric_jax.problems import plan_generation
 
@@ -84,7 +84,16 @@ def train_from_config(config, workdir: str | os.PathLike):
     """Prepare the data and train one model into `workdir`."""
     config = resolved(config)
     splits, encoder = prepare_data(config)
-    return train.train_model(config, splits["train"], splits["validation"], encoder, workdir)
+    result = train.train_model(config, splits["train"], splits["validation"], encoder, workdir)
+    aggregate(config, workdir)
+    return result
+
+
+def aggregate(config, workdir: str | os.PathLike) -> None:
+    """The configured rounds of expert data aggregation on a trained run, resumed (none by default)."""
+    if aggregation.pending(config, workdir):
+        splits, encoder = prepare_data(config)
+        aggregation.run(config, workdir, splits, encoder, cache_dirs(config)[0])
 
 
 def _seed_config(config, seed: int):
@@ -114,6 +123,7 @@ def run_experiment(
         train.train_models(resolved(config), data["train"], data["validation"], encoder, todo)
     for seed in seeds:
         seed_dir = workdir / f"seed{seed}"
+        aggregate(_seed_config(config, seed), seed_dir)  # a run killed during aggregation goes on
         for split in splits:  # reuses the results of this model and settings, decodes what is missing
             summary = evaluation.evaluate(seed_dir, split)
             rates.setdefault(split, {})[str(seed)] = summary["success_rate"]

@@ -276,6 +276,15 @@ def _static_predicates(define: list) -> frozenset[str]:
     return frozenset(p[0] for p in predicates[1:] if p[0] not in changed)
 
 
+def problem_from_state(task: Task, state: frozenset[str], name: str) -> str:
+    """PDDL text of `task`'s problem started in `state` (fluent atoms; the static ones are added back):
+    the same objects and goal, so a planner can solve on from any state a decoder reached."""
+    define = read_sexpr(task.problem_file)
+    init = [":init"] + [atom[1:-1].split(" ") for atom in sorted(state | task.static)]
+    sections = [init if isinstance(item, list) and item[:1] == [":init"] else item for item in define[2:]]
+    return "\n".join(["(define (problem " + name + ")", *(" " + _show(item) for item in sections), ")"]) + "\n"
+
+
 def check_domain(domain_file: str | os.PathLike) -> None:
     """Check a domain file alone, so a batch fails once on a bad domain rather than once per problem."""
     domain_file = os.fspath(domain_file)

@@ -3,6 +3,7 @@
 import csv
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -121,6 +122,8 @@ def test_table_cells_csv_and_plots(sweep, tmp_path):
         "plan_quality.csv",
         "failures.md",
         "failures.csv",
+        "beyond_paper.md",
+        "beyond_paper.csv",
         "success_by_split.png",
         "success_vs_size.png",
     ]
@@ -270,3 +273,95 @@ def test_launch_report(sweep, tmp_path):
         text=True,
     )
     assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].endswith("no such sweep directory")
+
+
+# run -> (config changes beyond the paper, seed -> split -> decoded plan lengths); all on WL-XGB delta
+BEYOND = {
+    "blocks_best": (
+        {"decode.strategy": "best_first", "value.kind": "ridge"},
+        {13: {"validation": [4, 6, 8], "large": [4, 6, 8]}, 14: {"validation": [4, 6, 8]}},
+    ),
+    "blocks_value": ({"value.kind": "ridge"}, {13: {"validation": [4, 6, None]}}),
+    "blocks_aggregation": ({"aggregation.rounds": 2}, {13: {"test-extrapolation": [4, None, None]}}),
+    "blocks_ensemble": ({}, {13: {"validation": [4, None, None]}}),  # an ensemble.json beside the model
+    "blocks_everything": (
+        {"decode.strategy": "restarts", "value.kind": "ridge", "aggregation.rounds": 1},
+        {13: {"validation": [4, 6, 8]}},
+    ),
+}
+
+
+def add_beyond_runs(sweep_dir, root, cache):
+    for name, (changes, seeds) in BEYOND.items():
+        for seed, splits in seeds.items():
+            config = write_seed(sweep_dir / name, "wl", "xgb", "delta", seed, {}, root, cache)
+            for key, value in changes.items():
+                section, field = key.split(".")
+                config[section][field] = value
+            seed_dir = sweep_dir / name / f"seed{seed}"
+            (seed_dir / "config.json").write_text(config.to_json(indent=1))
+            if name in ("blocks_ensemble", "blocks_everything"):
+                (seed_dir / "ensemble.json").write_text('{"format": 1, "members": []}')
+            for split, lengths in splits.items():
+                records = [
+                    {"problem_file": f"{root}/{p}.pddl", "problem": p, "num_objects": OBJECTS[p]}
+                    | {"solved": n is not None, "plan_length": n or 0, "outcome": "goal" if n else "horizon"}
+                    for p, n in zip(OBJECTS, lengths, strict=True)
+                ]
+                out = seed_dir / "eval" / split
+                out.mkdir(parents=True)
+                (out / "results.json").write_text(json.dumps(records))
+                rate = sum(r["solved"] for r in records) / len(records)
+                (out / "summary.json").write_text(json.dumps({"split": split, "success_rate": rate}))
+
+
+def test_beyond_the_paper_table_leaves_table1_as_it_was(sweep, tmp_path):
+    sweep_dir, paper = sweep
+    before = {f.name: f.read_bytes() for f in report.write_report(sweep_dir, tmp_path / "before", paper)}
+    add_beyond_runs(sweep_dir, tmp_path / "root", tmp_path / "cache")
+    after = {f.name: f.read_bytes() for f in report.write_report(sweep_dir, tmp_path / "after", paper)}
+    assert after.keys() == before.keys()
+    assert {k: v for k, v in after.items() if not k.startswith("beyond")} == {
+        k: v for k, v in before.items() if not k.startswith("beyond")
+    }  # Table 1, plan quality, failures and plots: the paper's method only, byte for byte
+
+    lines = [line for line in (tmp_path / "after/beyond_paper.md").read_text().splitlines() if line.startswith("| ")]
+    assert lines[0] == "| Domain | System | Val. | Extrap. | large |"
+    rows = {cells[1]: cells[2:] for cells in ([c.strip() for c in line.strip("|").split("|")] for line in lines[1:])}
+    assert list(rows) == [
+        "paper's best, published (WL-XGB delta)",  # best extrapolation in the paper's table
+        "paper's best, reproduced (WL-XGB delta) `blocks_wl_xgb_delta`",
+        "recommended: strategy + value `blocks_best`",
+        "value only `blocks_value`",
+        "aggregation only `blocks_aggregation`",
+        "ensemble only `blocks_ensemble`",
+        "all `blocks_everything`",
+    ]
+    assert rows["paper's best, published (WL-XGB delta)"] == ["0.67±0.00", "0.50±0.00", "—"]
+    assert rows["paper's best, reproduced (WL-XGB delta) `blocks_wl_xgb_delta`"] == ["0.83±0.17", "0.00±0.00", "—"]
+    assert rows["recommended: strategy + value `blocks_best`"] == ["1.00±0.00", "—", "1.00±0.00 [n=1]"]
+    assert rows["value only `blocks_value`"] == ["0.67±0.00 [n=1]", "—", "—"]
+    assert rows["aggregation only `blocks_aggregation`"] == ["—", "0.33±0.00 [n=1]", "—"]
+
+    csv_rows = list(csv.DictReader((tmp_path / "after/beyond_paper.csv").open()))
+    best = next(r for r in csv_rows if r["run"] == "blocks_best")
+    assert (best["ingredients"], best["validation mean"], best["validation seeds"], best["large seeds"]) == (
+        "strategy+value",
+        "1.0000",
+        "2",
+        "1",
+    )
+
+
+def test_beyond_the_paper_table_from_recommended_runs_alone(tmp_path):
+    paper = tmp_path / "paper.csv"
+    paper.write_text(PAPER)
+    sweep_dir = tmp_path / "sweep"
+    add_beyond_runs(sweep_dir, tmp_path / "root", tmp_path / "cache")
+    for name in list(BEYOND)[1:]:
+        shutil.rmtree(sweep_dir / name)
+    files = report.write_report(sweep_dir, tmp_path / "out", paper)
+    assert [f.name for f in files] == ["beyond_paper.md", "beyond_paper.csv"]  # no Table 1 without its runs
+    text = files[0].read_text()
+    assert "| Blocks | paper's best, reproduced (WL-XGB delta) | — | — |" in text
+    assert "| Blocks | recommended: strategy + value `blocks_best` | 1.00±0.00 | 1.00±0.00 [n=1] |" in text

@@ -1,0 +1,395 @@
+"""Expert data aggregation (DAgger-style) on the training problems of a trained run.
+
+Each round decodes the problems of `config.aggregation.splits` (train and validation; never a
+test split) with the run's model and configured strategy. Along each decoded path s_0..s_n the
+quantity g(t) = t + h*(s_t), with h* the optimal remaining cost, is non-decreasing, and equals
+h*(s_0) exactly while the path is still optimal. So the first state where the decoder leaves the
+expert's optimal cost-to-go (or wanders in a loop) is found by binary search over t, with
+Fast Downward A*+LM-cut started at the probed states: about log2(n) planner calls per problem,
+none for a path of optimal length. Every optimal plan the planner returns, from on-path
+states (other optimal paths) and off-path ones (how to recover), becomes a trajectory; the
+states are embedded with the run's encoder and added to the training data (also those found on
+validation problems, as the issue asks: validation success is then no longer held out, our own
+larger problems are; `aggregation.splits=train` keeps validation unseen), and the transition
+model and the cost-to-go are retrained; the validation split still selects the model. An
+unsolved instance that reports no path (best-first out of budget) is rolled out with the
+paper's beam search instead, the learned policy's own path. The training problems stay the
+same; only the labelled states grow.
+
+On disk, inside the run's workdir:
+
+  aggregation.json                          finished rounds: decoded, solved, deviations, extra
+                                            trajectories and states, planner calls and seconds
+  aggregation/round<k>/problems/<name>.pddl a problem started in a visited state
+  aggregation/round<k>/calls/<name>.json    one planner call each (reused by a resumed round)
+  aggregation/round<k>/trajectories.jsonl   the round's trajectories (plan_generation's format,
+                                            plus split, source_file, step, round)
+  aggregation/round<k>/collected.json       written last: the round's data is complete
+
+A killed round resumes: its finished planner calls are read back, and a round whose data is
+complete only retrains. Finished rounds (listed in aggregation.json) are never redone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import pathlib
+import shutil
+import time
+from collections.abc import Sequence
+
+import ml_collections
+import numpy as np
+from absl import logging
+
+from statecentric_jax import config as config_lib
+from statecentric_jax.atomic import write_text
+from statecentric_jax.embedding.datasets import EmbeddedSplit
+from statecentric_jax.embedding.encoders import Encoder
+from statecentric_jax.experiments.evaluation import cost_to_go_for
+from statecentric_jax.learning import train
+from statecentric_jax.learning.value import VALUE_FILE
+from statecentric_jax.planning.plans import simulate
+from statecentric_jax.planning.tasks import Task, load_task, problem_from_state
+from statecentric_jax.problems import fast_downward, layout
+from statecentric_jax.problems.plan_generation import read_trajectories
+from statecentric_jax.search.base import decode_config
+from statecentric_jax.search.decoding import decode
+
+SUMMARY_FILE = "aggregation.json"
+AGGREGATION_DIR = "aggregation"
+
+
+class _Capped(Exception):
+    """The round's planner calls are used up."""
+
+
+def _guard(split: str) -> None:
+    """The planner never sees a test problem: only train and validation problems are aggregated."""
+    if split not in config_lib.AGGREGATION_SPLITS:
+        raise ValueError(f"expert data aggregation never plans for the '{split}' split (test problems stay unseen)")
+
+
+def _identity(config: ml_collections.ConfigDict) -> dict:
+    """What the finished rounds depend on: the whole config but the number of rounds (more rounds go on)."""
+    identity = json.loads(config.to_json())
+    identity["aggregation"].pop("rounds")
+    return identity
+
+
+def _read_summary(workdir: pathlib.Path, config: ml_collections.ConfigDict) -> dict:
+    """{"config", "model", "rounds"} of this config's finished rounds; another config's are removed."""
+    path = workdir / SUMMARY_FILE
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        if summary["config"] == _identity(config) and isinstance(summary["rounds"], list):
+            return summary
+    except FileNotFoundError:
+        return {"config": _identity(config), "model": None, "rounds": []}
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    logging.warning("%s: aggregation of another configuration (or unreadable): starting over", path)
+    path.unlink(missing_ok=True)
+    shutil.rmtree(workdir / AGGREGATION_DIR, ignore_errors=True)
+    return {"config": _identity(config), "model": None, "rounds": []}
+
+
+def _model_digest(workdir: pathlib.Path) -> str:
+    """The trained model's files: tells whether the workdir still holds the last round's model."""
+    files = sorted(p for p in (workdir / train.CHECKPOINT_DIR).rglob("*") if p.is_file())
+    files += [p for p in (workdir / VALUE_FILE,) if p.is_file()]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(workdir)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+def _stale(workdir: pathlib.Path, summary: dict) -> bool:
+    """Finished rounds, but the workdir was trained again from scratch since (e.g. a rerun of launch/train.py)."""
+    return bool(summary["rounds"]) and summary["model"] != _model_digest(workdir)
+
+
+def pending(config: ml_collections.ConfigDict, workdir: str | os.PathLike) -> bool:
+    """Whether `workdir` lacks some configured round, or its model is not the last round's (cheap)."""
+    rounds, workdir = config_lib.aggregation_rounds(config), pathlib.Path(workdir)
+    if rounds == 0:
+        return False
+    summary = _read_summary(workdir, config)
+    return len(summary["rounds"]) < rounds or _stale(workdir, summary)
+
+
+def _state_key(task: Task, state: frozenset[str]) -> str:
+    digest = hashlib.sha256(task.problem_file.encode())
+    digest.update("\n".join(sorted(state)).encode())
+    return digest.hexdigest()[:20]
+
+
+def _read_json(path: pathlib.Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+class _Planner:
+    """Optimal remaining costs h*(s) from Fast Downward, cached per state across rounds, capped per round."""
+
+    def __init__(self, workdir: pathlib.Path, round_index: int, settings: ml_collections.ConfigDict):
+        self.dir = workdir / AGGREGATION_DIR / f"round{round_index}"
+        self.round, self.cap = round_index, settings.max_planner_calls
+        self.search = fast_downward.SearchConfig(fast_downward.ASTAR_LMCUT, float(settings.time_limit))
+        self.known: dict[str, float | None] = {}  # state key -> h* from earlier rounds
+        for k in range(1, round_index):
+            for path in sorted((workdir / AGGREGATION_DIR / f"round{k}" / "calls").glob("*.json")):
+                record = _read_json(path)
+                if record is not None:
+                    self.known[record["key"]] = _cost(record)
+        self.records: dict[str, dict] = {}  # this round's calls, by state key
+
+    def optimal(self, split: str, task: Task, step: int, state: frozenset[str]) -> float | None:
+        """h*(state): a plan length, inf if unsolvable, None if the planner gave up; raises _Capped."""
+        _guard(split)
+        key = _state_key(task, state)
+        if key in self.known:
+            return self.known[key]
+        if key not in self.records:
+            name = f"{split}-{pathlib.Path(task.problem_file).stem}-t{step:04d}"
+            cached = _read_json(self.dir / "calls" / f"{name}.json")
+            if len(self.records) >= self.cap:
+                raise _Capped
+            self.records[key] = (
+                cached
+                if cached is not None and cached.get("key") == key
+                else self._call(split, task, step, state, name, key)
+            )
+        return _cost(self.records[key])
+
+    def _call(self, split: str, task: Task, step: int, state: frozenset[str], name: str, key: str) -> dict:
+        problem_file = self.dir / "problems" / f"{name}.pddl"
+        problem_file.parent.mkdir(parents=True, exist_ok=True)
+        (self.dir / "calls").mkdir(exist_ok=True)
+        write_text(problem_file, problem_from_state(task, state, name))
+        result = fast_downward.solve(task.domain_file, problem_file, [self.search])
+        record = {
+            "key": key,
+            "name": name,
+            "split": split,
+            "source_file": task.problem_file,
+            "step": step,
+            "state": sorted(state),
+            "problem_file": str(problem_file.resolve()),
+            "status": result.status,
+            "plan": result.plan,
+            "seconds": result.seconds,
+            "message": result.message,
+        }
+        write_text(self.dir / "calls" / f"{name}.json", json.dumps(record) + "\n")
+        return record
+
+
+def _cost(record: dict) -> float | None:
+    if record["status"] == "solved":
+        return float(len(record["plan"]))
+    return math.inf if record["status"] == "unsolvable" else None
+
+
+@dataclasses.dataclass
+class _Decoded:
+    split: str
+    task: Task
+    plan: list[str]  # the decoded path (or the beam rollout of an unsolved instance without one)
+    solved: bool
+    expert: int | None  # the expert's plan length, when it is known to be optimal
+
+
+def _expert_optimal(plans_dir: pathlib.Path, domain: str, split: str) -> dict[str, int]:
+    """Optimal plan lengths of the split's problems (those Fast Downward solved with A*+LM-cut)."""
+    manifest = _read_json(plans_dir / domain / split / "manifest.json") or {"problems": []}
+    return {
+        p["problem"]: len(p["plan"])
+        for p in manifest["problems"]
+        if p.get("status") == "solved" and p.get("config") == fast_downward.ASTAR_LMCUT
+    }
+
+
+def _decode_splits(config: ml_collections.ConfigDict, workdir: pathlib.Path, plans_dir: pathlib.Path) -> list[_Decoded]:
+    loaded = train.load_model(workdir)
+    settings = decode_config(config)  # the configured strategy (a copied run may record another)
+    domain = config.data.domain
+    domain_file = layout.domain_file(config.data.pddl_root, domain).resolve()
+    decoded = []
+    for split in config_lib.aggregation_splits(config):
+        _guard(split)
+        files = layout.problem_files(config.data.pddl_root, domain, split)
+        tasks = [load_task(domain_file, p.resolve()) for p in files]
+        results = decode(tasks, loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go_for(loaded, settings))
+        pathless = [i for i, r in enumerate(results) if not r.solved and not r.plan]
+        if pathless and settings.strategy != "beam":  # the learned policy's own path, to find where it strays
+            beam = dataclasses.replace(settings, strategy="beam")
+            for i, rollout in zip(pathless, decode([tasks[i] for i in pathless], loaded.model, loaded.encoder, beam)):
+                results[i] = dataclasses.replace(rollout, solved=False)
+        optimal = _expert_optimal(plans_dir, domain, split)
+        for task, result in zip(tasks, results):
+            expert = optimal.get(pathlib.Path(task.problem_file).stem)
+            decoded.append(_Decoded(split, task, result.plan, result.solved, expert))
+    return decoded
+
+
+def _first_deviation(planner: _Planner, item: _Decoded) -> int | None:
+    """The first step t of the decoded path with t + h*(s_t) > h*(s_0) (binary search), or None if the
+    path never leaves the optimal cost-to-go (or the planner could not tell)."""
+    states = simulate(item.task, item.plan, require_goal=False)
+    n = len(item.plan)
+    h0 = item.expert if item.expert is not None else planner.optimal(item.split, item.task, 0, states[0])
+    if h0 is None or n == 0 or (item.solved and n == h0):
+        return None
+    if not item.solved:
+        h = planner.optimal(item.split, item.task, n, states[n])
+        if h is None or n + h == h0:
+            return None
+    lo, hi = 0, n  # g(lo) == h0 < g(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        h = planner.optimal(item.split, item.task, mid, states[mid])
+        if h is None:
+            return None
+        lo, hi = (mid, hi) if mid + h == h0 else (lo, mid)
+    return hi
+
+
+def _trajectory(record: dict, task: Task, round_index: int) -> dict:
+    """A planner call's plan as a trajectory (plan_generation's keys and more), replayed from its state."""
+    states = simulate(dataclasses.replace(task, init=frozenset(record["state"])), record["plan"])
+    return {
+        "problem": record["name"],
+        "problem_file": record["problem_file"],
+        "domain_file": task.domain_file,
+        "plan": record["plan"],
+        "static": sorted(task.static),
+        "states": [sorted(state) for state in states],
+        "split": record["split"],
+        "source_file": record["source_file"],
+        "step": record["step"],
+        "round": round_index,
+    }
+
+
+def _collect(
+    config: ml_collections.ConfigDict, workdir: pathlib.Path, round_index: int, plans_dir: pathlib.Path
+) -> dict:
+    """Decode, find deviations, ask the planner; write the round's trajectories and statistics."""
+    start = time.perf_counter()
+    planner = _Planner(workdir, round_index, config.aggregation)
+    decoded = _decode_splits(config, workdir, plans_dir)
+    order = sorted(decoded, key=lambda d: (d.solved, config_lib.AGGREGATION_SPLITS.index(d.split), d.task.problem_file))
+    deviations, analysed = 0, 0
+    for item in order:
+        try:
+            deviations += _first_deviation(planner, item) is not None
+        except _Capped:
+            break
+        analysed += 1
+    tasks = {d.task.problem_file: d.task for d in decoded}
+    records = sorted(planner.records.values(), key=lambda r: r["name"])
+    trajectories = [
+        _trajectory(r, tasks[r["source_file"]], round_index) for r in records if r["status"] == "solved" and r["plan"]
+    ]
+    round_dir = planner.dir
+    round_dir.mkdir(parents=True, exist_ok=True)
+    write_text(round_dir / "trajectories.jsonl", "".join(json.dumps(t) + "\n" for t in trajectories))
+    splits = config_lib.aggregation_splits(config)
+    stats = {
+        "round": round_index,
+        "decoded": {s: sum(d.split == s for d in decoded) for s in splits},
+        "solved": {s: sum(d.split == s and d.solved for d in decoded) for s in splits},
+        "analysed": analysed,
+        "deviations": deviations,
+        "planner_calls": len(records),
+        "planner_failures": sum(r["status"] not in ("solved", "unsolvable") for r in records),
+        "planner_seconds": round(sum(r["seconds"] for r in records), 3),
+        "extra_trajectories": {s: sum(t["split"] == s for t in trajectories) for s in splits},
+        "extra_states": sum(len(t["states"]) for t in trajectories),
+        "collect_seconds": round(time.perf_counter() - start, 3),
+    }
+    write_text(round_dir / "collected.json", json.dumps(stats, indent=1) + "\n")
+    return stats
+
+
+def _extended(base: EmbeddedSplit, records: Sequence[dict], encoder: Encoder) -> EmbeddedSplit:
+    """`base` plus the aggregated trajectories, embedded with the run's encoder."""
+    if not records:
+        return base
+    tasks: dict[str, Task] = {}
+    for r in records:
+        if r["source_file"] not in tasks:
+            tasks[r["source_file"]] = load_task(r["domain_file"], r["source_file"])
+    pairs = [(tasks[r["source_file"]], frozenset(state)) for r in records for state in r["states"]]
+    states = np.asarray(encoder.embed(pairs), np.float32)
+    goals = np.asarray(encoder.embed_goals([tasks[r["source_file"]] for r in records]), np.float32)
+    bounds = np.cumsum([len(r["states"]) for r in records])[:-1]
+    return dataclasses.replace(
+        base,
+        problems=base.problems + [r["problem"] for r in records],
+        trajectories=base.trajectories + np.split(states, bounds),
+        goals=np.concatenate([base.goals, goals]),
+        num_objects=base.num_objects + [len(tasks[r["source_file"]].objects) for r in records],
+    )
+
+
+def _retrain(
+    config: ml_collections.ConfigDict,
+    workdir: pathlib.Path,
+    round_index: int,
+    splits: dict[str, EmbeddedSplit],
+    encoder: Encoder,
+) -> float:
+    """Train the transition model and the cost-to-go again on the expert data of rounds 1..round_index."""
+    start = time.perf_counter()
+    records = [
+        record
+        for k in range(1, round_index + 1)
+        for record in read_trajectories(workdir / AGGREGATION_DIR / f"round{k}" / "trajectories.jsonl")
+    ]
+    train.train_model(config, _extended(splits["train"], records, encoder), splits["validation"], encoder, workdir)
+    return round(time.perf_counter() - start, 3)
+
+
+def run(
+    config: ml_collections.ConfigDict,
+    workdir: str | os.PathLike,
+    splits: dict[str, EmbeddedSplit],
+    encoder: Encoder,
+    plans_dir: str | os.PathLike,
+) -> list[dict]:
+    """The configured rounds on the trained run in `workdir`, resumed where they stopped; returns every
+    round's statistics, also written to `<workdir>/aggregation.json`."""
+    config_lib.check(config)
+    workdir, plans_dir = pathlib.Path(workdir), pathlib.Path(plans_dir)
+    summary = _read_summary(workdir, config)
+    rounds = summary["rounds"]
+
+    def retrain(round_index: int) -> float:
+        seconds = _retrain(config, workdir, round_index, splits, encoder)
+        summary["model"] = _model_digest(workdir)
+        return seconds
+
+    def restore() -> None:
+        if _stale(workdir, summary):  # the finished rounds' data is on disk: train on it, never collect again
+            logging.info("%s: trained again since round %d; training on its data", workdir, len(rounds))
+            retrain(len(rounds))
+            write_text(workdir / SUMMARY_FILE, json.dumps(summary, indent=1) + "\n")
+
+    for round_index in range(len(rounds) + 1, config_lib.aggregation_rounds(config) + 1):
+        stats = _read_json(workdir / AGGREGATION_DIR / f"round{round_index}" / "collected.json")
+        if stats is None:  # decoding needs the model of the previous round
+            restore()
+            stats = _collect(config, workdir, round_index, plans_dir)
+        rounds.append({**stats, "retrain_seconds": retrain(round_index)})
+        write_text(workdir / SUMMARY_FILE, json.dumps(summary, indent=1) + "\n")
+        logging.info("aggregation round %d: %s", round_index, rounds[-1])
+    restore()
+    return rounds

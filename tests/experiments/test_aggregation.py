@@ -1,0 +1,185 @@
+"""Expert data aggregation on a tiny Blocksworld root: rounds add planner trajectories and retrain, the
+planner never sees a test problem, a killed run resumes without redoing finished rounds, rounds=0 is today."""
+
+import json
+import pathlib
+
+import pytest
+
+from statecentric_jax import config as config_lib
+from statecentric_jax.errors import InputError
+from statecentric_jax.experiments import aggregation, pipeline
+from statecentric_jax.learning import train
+from statecentric_jax.planning.plans import simulate
+from statecentric_jax.planning.tasks import _section, load_task, read_sexpr
+from statecentric_jax.problems import fast_downward, generators
+from statecentric_jax.problems.plan_generation import read_trajectories
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SIZES = {"train": [3, 4, 4, 5], "validation": [6, 7], "test-extrapolation": [6, 7]}  # larger validation: mistakes
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pddl")
+    base = root / "blocks"
+    for split, sizes in SIZES.items():
+        (base / split).mkdir(parents=True)
+        for i, n in enumerate(sizes):
+            seed = i + 10 * list(SIZES).index(split)
+            (base / split / f"{split}-b{n}-{i}.pddl").write_text(generators.blocks(n, seed=seed, name=f"b{n}-{i}"))
+    (base / "domain.pddl").write_text((REPO / "data/domains/blocks/domain.pddl").read_text())
+    return root
+
+
+def make_config(root, cache, rounds):
+    config = config_lib.table1("blocks", "wl", "xgb", "delta")
+    config.data.pddl_root = str(root)
+    config.data.cache_dir = str(cache)
+    config.xgb.rounds = 4
+    config.aggregation.rounds = rounds
+    config.aggregation.max_planner_calls = 20
+    return pipeline.resolved(config)
+
+
+def goal_of(problem_file):
+    return str(_section(read_sexpr(str(problem_file)), ":goal"))
+
+
+class Planner:
+    """Records every Fast Downward call and runs it (or stops the process, like a kill, after `stop_after`)."""
+
+    def __init__(self, monkeypatch, stop_after=None):
+        self.real, self.calls, self.stop_after = fast_downward.solve, [], stop_after
+        monkeypatch.setattr(fast_downward, "solve", self)
+
+    def __call__(self, domain_file, problem_file, *args, **kwargs):
+        if self.stop_after is not None and len(self.aggregated()) >= self.stop_after:
+            raise KeyboardInterrupt
+        self.calls.append(pathlib.Path(problem_file))
+        return self.real(domain_file, problem_file, *args, **kwargs)
+
+    def aggregated(self):
+        return [p for p in self.calls if aggregation.AGGREGATION_DIR in p.parts]
+
+
+class Trainings:
+    """Records each training's number of train + validation trajectories (or fails it, like a kill)."""
+
+    def __init__(self, monkeypatch, fail=False):
+        self.real, self.sizes, self.fail = train.train_model, [], fail
+        monkeypatch.setattr(train, "train_model", self)
+
+    def __call__(self, config, train_split, validation, encoder, workdir):
+        if self.fail:
+            raise KeyboardInterrupt
+        self.sizes.append(len(train_split.trajectories) + len(validation.trajectories))
+        return self.real(config, train_split, validation, encoder, workdir)
+
+
+def test_a_round_adds_planner_trajectories_and_retrains_never_planning_for_test_problems(root, tmp_path, monkeypatch):
+    planner, trainings = Planner(monkeypatch), Trainings(monkeypatch)
+    config = make_config(root, tmp_path / "cache", rounds=1)
+    rates = pipeline.run_experiment(config, tmp_path / "run", seeds=[13], splits=["validation", "test-extrapolation"])
+    assert set(rates) == {"validation", "test-extrapolation"}
+    workdir = tmp_path / "run/seed13"
+
+    (stats,) = json.loads((workdir / aggregation.SUMMARY_FILE).read_text())["rounds"]
+    extra = sum(stats["extra_trajectories"].values())
+    assert stats["planner_calls"] == len(planner.aggregated()) > 0 and stats["deviations"] > 0 and extra > 0
+    assert trainings.sizes == [6, 6 + extra]  # the base model, then the model retrained with the new data
+
+    trajectories = read_trajectories(workdir / "aggregation/round1/trajectories.jsonl")  # plan_generation's format
+    assert len(trajectories) == extra
+    for t in trajectories:  # optimal plans from a visited state of a train or validation problem
+        task = load_task(t["domain_file"], t["problem_file"])
+        assert simulate(task, t["plan"])[-1] == frozenset(t["states"][-1])
+        assert t["split"] in ("train", "validation") and t["step"] > 0
+
+    test_goals = {goal_of(p) for p in (root / "blocks/test-extrapolation").glob("*.pddl")}
+    assert planner.calls and not any(goal_of(p) in test_goals for p in planner.calls)
+    assert all(p.parent.name in ("train", "validation") for p in planner.calls if p not in planner.aggregated())
+
+
+def test_test_splits_are_refused_before_any_planning():
+    config = config_lib.best("blocks")
+    config.aggregation.rounds = 1
+    for split in ("test-extrapolation", "train,test-interpolation"):
+        config.aggregation.splits = split
+        with pytest.raises(InputError, match="never a test split"):
+            config_lib.check(config)
+        with pytest.raises(InputError, match="never a test split"):
+            aggregation.run(config, "unused", {}, None, "unused")  # type: ignore[arg-type]
+    for split in ("test-interpolation", "test-extrapolation"):
+        with pytest.raises(ValueError, match="never plans for"):
+            aggregation._guard(split)  # checked again at every planner call
+
+
+@pytest.mark.parametrize(
+    "key,value,reason",
+    [("rounds", -1, "integer >= 0"), ("max_planner_calls", 0, "integer >= 1"), ("time_limit", 0.0, "> 0 seconds")],
+)
+def test_bad_settings_are_one_line(key, value, reason):
+    config = config_lib.base()
+    config.aggregation[key] = value
+    with pytest.raises(InputError, match=f"aggregation.{key}=.*{reason}"):
+        config_lib.check(config)
+
+
+def test_resume_does_not_redo_finished_work(root, tmp_path, monkeypatch):
+    config1, config2 = (make_config(root, tmp_path / "cache", rounds) for rounds in (1, 2))
+    workdir = tmp_path / "run"
+    with monkeypatch.context() as m:  # killed during round 1's planner calls
+        planner = Planner(m, stop_after=2)
+        with pytest.raises(KeyboardInterrupt):
+            pipeline.train_from_config(config2, workdir)
+    assert len(planner.aggregated()) == 2 and not (workdir / aggregation.SUMMARY_FILE).exists()
+
+    with monkeypatch.context() as m:  # killed while retraining after round 1's calls
+        planner, _ = Planner(m), Trainings(m, fail=True)
+        with pytest.raises(KeyboardInterrupt):
+            pipeline.aggregate(config2, workdir)
+    collected = json.loads((workdir / "aggregation/round1/collected.json").read_text())
+    assert len(planner.aggregated()) == collected["planner_calls"] - 2 > 0  # the first two were not asked again
+
+    with monkeypatch.context() as m:  # round 1 only retrains
+        planner, trainings = Planner(m), Trainings(m)
+        pipeline.aggregate(config1, workdir)
+    assert planner.calls == [] and len(trainings.sizes) == 1
+    (round1,) = json.loads((workdir / aggregation.SUMMARY_FILE).read_text())["rounds"]
+
+    with monkeypatch.context() as m:  # round 2 on top of the finished round 1
+        planner, trainings = Planner(m), Trainings(m)
+        pipeline.aggregate(config2, workdir)
+    assert len(trainings.sizes) == 1 and all("round2" in p.parts for p in planner.calls)
+    rounds = json.loads((workdir / aggregation.SUMMARY_FILE).read_text())["rounds"]
+    assert [r["round"] for r in rounds] == [1, 2] and rounds[0] == round1
+
+    with monkeypatch.context() as m:  # finished: nothing to do; trained again from scratch: only retrains
+        planner, trainings = Planner(m), Trainings(m)
+        assert not aggregation.pending(config2, workdir)
+        pipeline.aggregate(config2, workdir)
+        assert trainings.sizes == []
+        splits, encoder = pipeline.prepare_data(config2)
+        train.train_model(config2, splits["train"], splits["validation"], encoder, workdir)
+        assert aggregation.pending(config2, workdir)
+        pipeline.aggregate(config2, workdir)
+    assert planner.aggregated() == [] and len(trainings.sizes) == 2 and trainings.sizes[1] > trainings.sizes[0]
+    assert not aggregation.pending(config2, workdir)
+
+
+def test_zero_rounds_train_exactly_as_before(root, tmp_path):
+    config = make_config(root, tmp_path / "cache", rounds=0)
+    pipeline.train_from_config(config, tmp_path / "pipeline")
+    splits, encoder = pipeline.prepare_data(config)
+    train.train_model(config, splits["train"], splits["validation"], encoder, tmp_path / "direct")
+
+    def files(directory):
+        return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+    assert files(tmp_path / "pipeline") == files(tmp_path / "direct")
+    assert not (tmp_path / "pipeline" / aggregation.SUMMARY_FILE).exists()
+    assert not (tmp_path / "pipeline" / aggregation.AGGREGATION_DIR).exists()
+    old = json.loads(config.to_json())
+    del old["aggregation"]  # a run trained before aggregation existed
+    assert config_lib.aggregation_rounds(type(config)(old)) == 0
