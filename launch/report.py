@@ -2,9 +2,10 @@
 
   python launch/report.py --sweep_dir=runs/sweep
 
-Writes table1.{md,csv}, plan_quality.{md,csv}, success_by_split.png and
-success_vs_size.png into --out_dir (default <sweep_dir>/report); the same runs
-always give identical files.
+Writes table1, plan_quality and failures (.md and .csv) for the paper's method,
+beyond_paper and beyond_quality (.md and .csv) for runs that add to it, and
+success_by_split.png and success_vs_size.png, into --out_dir (default
+<sweep_dir>/report); the same runs always give identical files.
 """
 
 from absl import flags

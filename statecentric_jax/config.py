@@ -8,6 +8,7 @@ same configs without going through a file.
 
 from __future__ import annotations
 
+import json
 from typing import Literal, get_args
 
 import ml_collections
@@ -121,6 +122,22 @@ def _check_aggregation(config: ml_collections.ConfigDict) -> None:
             f"config aggregation.splits={config.aggregation.splits!r} must name some of"
             f" {', '.join(AGGREGATION_SPLITS)} (never a test split)",
         )
+
+
+def same_run(stored: ml_collections.ConfigDict, wanted: ml_collections.ConfigDict) -> bool:
+    """Whether a finished run's config is `wanted`. Fields added to `base()` after the run was trained
+    are missing from its config.json and mean their defaults, so a run trained before them still resumes."""
+
+    def filled(stored_dict: dict, defaults: dict) -> dict:
+        out = dict(stored_dict)
+        for key, default in defaults.items():
+            if key not in out:
+                out[key] = default
+            elif isinstance(out[key], dict) and isinstance(default, dict):
+                out[key] = filled(out[key], default)
+        return out
+
+    return filled(json.loads(stored.to_json()), json.loads(base().to_json())) == json.loads(wanted.to_json())
 
 
 def check(config: ml_collections.ConfigDict) -> None:

@@ -112,7 +112,7 @@ def run_experiment(
     for seed in seeds:
         seed_dir = workdir / f"seed{seed}"
         if (seed_dir / train.CONFIG_FILE).exists():  # written last: training finished
-            if json.loads(train.read_config(seed_dir).to_json()) != json.loads(_seed_config(config, seed).to_json()):
+            if not config_lib.same_run(train.read_config(seed_dir), _seed_config(config, seed)):
                 raise InputError(seed_dir, "holds a run of another configuration; use a fresh --workdir")
             logging.info("seed %d: trained model found in %s", seed, seed_dir)
         else:

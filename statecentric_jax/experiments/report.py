@@ -11,6 +11,8 @@ mode), not by its folder name. Writes into the output folder:
   success_vs_size.png                extrapolation success vs number of objects, one panel per domain
   beyond_paper.md, beyond_paper.csv  per domain and split: the paper's best column (published, and our
                                      reproduction), the recommended `<domain>_best` runs and ablation rows
+  beyond_quality.md, .csv            the same rows: plan length vs Fast Downward, decode seconds per problem
+                                     and its ratio to the reproduced paper's best
 
 Table 1, plan quality, failures and the plots hold the paper's method only: runs whose config
 adds nothing beyond it (`ingredients`: a search strategy other than beam, a cost-to-go, expert
@@ -321,26 +323,33 @@ def _fd_lengths(path: pathlib.Path, cache: dict) -> dict[str, int] | None:
     return cache[path]
 
 
-def plan_quality(evaluations: Sequence[Evaluation], fd_plans_dir: str | os.PathLike | None = None) -> tuple[str, str]:
-    """(markdown, CSV): mean decoded / Fast Downward plan length over (seed, problem) pairs solved by both.
+def _length_ratios(
+    group: Sequence[Evaluation], fd_plans_dir: str | os.PathLike | None, cache: dict
+) -> tuple[list[float], bool]:
+    """Decoded / Fast Downward plan length per solved (seed, problem) pair, and whether any FD plans were found.
 
     A split's Fast Downward plans come from `fd_plans_dir` where it has them, else from the run's plans
-    cache (which experiments fill for train and validation only).
-    """
+    cache (which experiments fill for train and validation only)."""
+    ratios, with_fd = [], False
+    for e in group:
+        bases = ([pathlib.Path(fd_plans_dir)] if fd_plans_dir is not None else []) + [e.plans_dir]
+        files = [base / e.domain / e.split / "trajectories.jsonl" for base in bases]
+        fd = _fd_lengths(next((f for f in files if f.is_file()), files[-1]), cache)
+        with_fd |= fd is not None
+        ratios += [
+            r["plan_length"] / fd[_stem(r["problem_file"])]
+            for r in e.records
+            if fd and r["solved"] and fd.get(_stem(r["problem_file"]))
+        ]
+    return ratios, with_fd
+
+
+def plan_quality(evaluations: Sequence[Evaluation], fd_plans_dir: str | os.PathLike | None = None) -> tuple[str, str]:
+    """(markdown, CSV): mean decoded / Fast Downward plan length over (seed, problem) pairs solved by both."""
     cache: dict = {}
 
     def cell(domain: str, split: str, column: Column, group: list[Evaluation]) -> tuple[str, list[str]]:
-        ratios, with_fd = [], False
-        for e in group:
-            bases = ([pathlib.Path(fd_plans_dir)] if fd_plans_dir is not None else []) + [e.plans_dir]
-            files = [base / domain / split / "trajectories.jsonl" for base in bases]
-            fd = _fd_lengths(next((f for f in files if f.is_file()), files[-1]), cache)
-            with_fd |= fd is not None
-            ratios += [
-                r["plan_length"] / fd[_stem(r["problem_file"])]
-                for r in e.records
-                if fd and r["solved"] and fd.get(_stem(r["problem_file"]))
-            ]
+        ratios, with_fd = _length_ratios(group, fd_plans_dir, cache)
         if not ratios:
             return ("n/a" if group else "—"), ["n/a" if group else "", "0", str(int(with_fd))]
         ratio = sum(ratios) / len(ratios)
@@ -399,30 +408,49 @@ def _ingredients_label(added: tuple[str, ...], config_note: str) -> str:
     return " + ".join(added) + (" only" if len(added) == 1 else "") + config_note
 
 
+def _beyond_rows(
+    evaluations: Sequence[Evaluation], domain: str, best: Column | None
+) -> list[tuple[str, str, tuple[str, ...], list[Evaluation]]]:
+    """(system, run, ingredients, evaluations) per row of a domain: the paper's best column as reproduced
+    here; the paper's method with each other model that a run beyond the paper builds on; the recommended
+    `<domain>_best` run; the other runs beyond the paper (fewest additions first)."""
+    mine = [e for e in evaluations if e.domain == domain]
+    beyond_runs = sorted(
+        {(e.run, e.ingredients, e.column) for e in mine if e.ingredients},
+        key=lambda r: (r[0] != f"{domain}_best", len(r[1]), [INGREDIENTS.index(i) for i in r[1]], r[0]),
+    )
+    rows: list[tuple[str, str, tuple[str, ...], list[Evaluation]]] = []
+    for column in ([best] if best is not None else []) + sorted({c for *_, c in beyond_runs} - {best}):
+        ours = [e for e in mine if not e.ingredients and e.column == column]
+        if column == best:
+            rows.append((f"paper's best, reproduced ({column.label})", _runs(ours), (), ours))
+        elif ours:
+            rows.append((f"paper's method ({column.label})", _runs(ours), (), ours))
+    for run, added, column in beyond_runs:
+        note = f", {column.label}" if column != best else ""
+        system = ("recommended: " if run == f"{domain}_best" else "") + _ingredients_label(added, note)
+        rows.append((system, run, added, [e for e in mine if e.run == run]))
+    return rows
+
+
+def _domains(evaluations: Sequence[Evaluation]) -> tuple[list[str], list[str]]:
+    splits = sorted({e.split for e in evaluations}, key=lambda s: _order(SPLITS, s))
+    return sorted({e.domain for e in evaluations}, key=lambda d: _order(PAPER_ORDER, d)), splits
+
+
 def beyond_table(evaluations: Sequence[Evaluation], paper: dict[tuple[str, str, Column], Stat]) -> tuple[str, str]:
     """(markdown, CSV): per domain, the paper's best column as published and as we reproduce it, the
     recommended configuration (runs named `<domain>_best`) and every other run beyond the paper (ablation
     rows, named by what they add), with success mean±std over seeds per split; —: not run."""
-    splits = sorted({e.split for e in evaluations}, key=lambda s: _order(SPLITS, s))
-    domains = sorted({e.domain for e in evaluations}, key=lambda d: _order(PAPER_ORDER, d))
+    domains, splits = _domains(evaluations)
     md_rows, csv_rows = [], []
     for domain in domains:
         best = paper_best(paper, domain)
-        mine = [e for e in evaluations if e.domain == domain]
         rows: list[tuple[str, str, str, dict[str, Stat]]] = []  # (system, run, ingredients, split -> stat)
         if best is not None:
             published = {s: paper[(domain, s, best)] for s in splits if (domain, s, best) in paper}
             rows.append((f"paper's best, published ({best.label})", "", "", published))
-            ours = [e for e in mine if not e.ingredients and e.column == best]
-            rows.append((f"paper's best, reproduced ({best.label})", _runs(ours), "", _stats(ours, splits)))
-        beyond_runs = sorted(
-            {(e.run, e.ingredients, e.column) for e in mine if e.ingredients},
-            key=lambda r: (r[0] != f"{domain}_best", len(r[1]), [INGREDIENTS.index(i) for i in r[1]], r[0]),
-        )
-        for run, added, column in beyond_runs:
-            note = f", {column.label}" if column != best else ""
-            system = ("recommended: " if run == f"{domain}_best" else "") + _ingredients_label(added, note)
-            group = [e for e in mine if e.run == run]
+        for system, run, added, group in _beyond_rows(evaluations, domain, best):
             rows.append((system, run, "+".join(added), _stats(group, splits)))
         full = max((s.n for *_, stats in rows for s in stats.values()), default=0)
         for system, run, names, stats in rows:
@@ -440,6 +468,55 @@ def beyond_table(evaluations: Sequence[Evaluation], paper: dict[tuple[str, str, 
         " reproduced here (the same configuration); `<domain>_best` runs are the recommended configuration; the"
         " other rows add one or more of: a search strategy other than beam, a learned cost-to-go (value), expert"
         " data aggregation, an ensemble; —: not run.\n"
+    )
+    return _markdown(md_header, md_rows) + legend, _csv(csv_header, csv_rows)
+
+
+def beyond_quality(
+    evaluations: Sequence[Evaluation],
+    paper: dict[tuple[str, str, Column], Stat],
+    fd_plans_dir: str | os.PathLike | None = None,
+) -> tuple[str, str]:
+    """(markdown, CSV): for the rows of the beyond-the-paper table, per split, the mean plan length ratio
+    against Fast Downward (as `plan_quality`) and the decode time per problem against the paper's method
+    with the same model on the same problems (all seeds, solved or not)."""
+    domains, splits = _domains(evaluations)
+    cache: dict = {}
+    md_rows, csv_rows = [], []
+    for domain in domains:
+        rows = _beyond_rows(evaluations, domain, paper_best(paper, domain))
+        beam: dict[tuple[Column, str], float] = {}  # the paper's method: seconds per problem per model and split
+        for system, run, added, group in (row for row in rows if row[3]):
+            md_row, csv_row = [DOMAIN_TITLES.get(domain, domain), f"{system} `{run}`"], [domain, system, run]
+            for split in splits:
+                in_split = [e for e in group if e.split == split]
+                ratios, _ = _length_ratios(in_split, fd_plans_dir, cache)
+                seconds = [r["seconds"] for e in in_split for r in e.records if "seconds" in r]
+                per_problem = sum(seconds) / len(seconds) if seconds else None
+                column = group[0].column
+                if not added and per_problem:
+                    beam[(column, split)] = per_problem
+                reference = beam.get((column, split)) if added else None
+                versus = per_problem / reference if per_problem is not None and reference else None
+                length = f"{np.mean(ratios):.2f} (n={len(ratios)})" if ratios else "n/a" if in_split else "—"
+                speed = "—" if per_problem is None else f"{per_problem:.2f} s"
+                md_row.append(f"{length}; {speed}" + (f" ({versus:.2f}×)" if versus is not None else ""))
+                csv_row += [
+                    f"{np.mean(ratios):.4f}" if ratios else "",
+                    str(len(ratios)),
+                    f"{per_problem:.4f}" if per_problem is not None else "",
+                    f"{versus:.4f}" if versus is not None else "",
+                ]
+            md_rows.append(md_row)
+            csv_rows.append(csv_row)
+    md_header = ["Domain", "System"] + [SPLIT_TITLES.get(s, s) for s in splits]
+    csv_header = ["domain", "system", "run"]
+    csv_header += [f"{s} {f}" for s in splits for f in ("length ratio", "pairs", "seconds per problem", "time ratio")]
+    legend = (
+        "\nPer split: mean plan length / Fast Downward's over the (seed, problem) pairs solved by both (n pairs;"
+        " n/a: no Fast Downward plans or nothing solved); mean decode seconds per problem over all seeds and"
+        " problems, and in parentheses that time / the paper's method (beam) with the same model on the same"
+        " split. Times are wall-clock on the machine that ran each evaluation; compare them only within one sweep.\n"
     )
     return _markdown(md_header, md_rows) + legend, _csv(csv_header, csv_rows)
 
@@ -594,6 +671,7 @@ def write_report(
         else {}
     )
     tables["beyond_paper"] = beyond_table(everything, paper)
+    tables["beyond_quality"] = beyond_quality(everything, paper, fd_plans_dir)
     files = {f"{name}.{ext}": out / f"{name}.{ext}" for name in tables for ext in ("md", "csv")}
     for name, (md, table) in tables.items():
         write_text(files[f"{name}.md"], md)

@@ -67,14 +67,14 @@ class Trainings:
     """Records each training's number of train + validation trajectories (or fails it, like a kill)."""
 
     def __init__(self, monkeypatch, fail=False):
-        self.real, self.sizes, self.fail = train.train_model, [], fail
-        monkeypatch.setattr(train, "train_model", self)
+        self.real, self.sizes, self.fail = train.train_models, [], fail
+        monkeypatch.setattr(train, "train_models", self)  # train_model and run_experiment both train through it
 
-    def __call__(self, config, train_split, validation, encoder, workdir):
+    def __call__(self, config, train_split, validation, encoder, workdirs):
         if self.fail:
             raise KeyboardInterrupt
         self.sizes.append(len(train_split.trajectories) + len(validation.trajectories))
-        return self.real(config, train_split, validation, encoder, workdir)
+        return self.real(config, train_split, validation, encoder, workdirs)
 
 
 def test_a_round_adds_planner_trajectories_and_retrains_never_planning_for_test_problems(root, tmp_path, monkeypatch):
@@ -174,8 +174,11 @@ def test_zero_rounds_train_exactly_as_before(root, tmp_path):
     splits, encoder = pipeline.prepare_data(config)
     train.train_model(config, splits["train"], splits["validation"], encoder, tmp_path / "direct")
 
-    def files(directory):
-        return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+    def files(directory):  # training.json also records the wall time: compared without it
+        found = {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+        how = json.loads(found.pop(train.TRAINING_FILE))
+        del how["seconds"]
+        return found, how
 
     assert files(tmp_path / "pipeline") == files(tmp_path / "direct")
     assert not (tmp_path / "pipeline" / aggregation.SUMMARY_FILE).exists()

@@ -87,6 +87,20 @@ def test_stale_results_are_decoded_again_and_another_config_is_refused(experimen
         pipeline.run_experiment(other, workdir, seeds=[13], splits=["validation"])
 
 
+def test_a_run_trained_before_a_config_section_existed_resumes(experiment, monkeypatch):
+    config, workdir, rates = experiment
+    stored = workdir / "seed13" / "config.json"
+    older = json.loads(stored.read_text())
+    del older["aggregation"]  # added to the config after this run was trained: means its defaults
+    stored.write_text(json.dumps(older))
+    monkeypatch.setattr(pipeline.train, "train_models", lambda *a, **k: pytest.fail("retrained"))
+    assert pipeline.run_experiment(config, workdir, seeds=[13], splits=["validation", "test-extrapolation"]) == rates
+    other = config.copy_and_resolve_references()
+    other.aggregation.rounds = 1  # not the default the old run stands for
+    with pytest.raises(InputError, match="another configuration"):
+        pipeline.run_experiment(other, workdir, seeds=[13], splits=["validation"])
+
+
 def run_launch(script, *args):
     return subprocess.run(
         [sys.executable, str(REPO / "launch" / script), *args], capture_output=True, text=True, cwd=REPO

@@ -124,6 +124,8 @@ def test_table_cells_csv_and_plots(sweep, tmp_path):
         "failures.csv",
         "beyond_paper.md",
         "beyond_paper.csv",
+        "beyond_quality.md",
+        "beyond_quality.csv",
         "success_by_split.png",
         "success_vs_size.png",
     ]
@@ -306,6 +308,7 @@ def add_beyond_runs(sweep_dir, root, cache):
                 records = [
                     {"problem_file": f"{root}/{p}.pddl", "problem": p, "num_objects": OBJECTS[p]}
                     | {"solved": n is not None, "plan_length": n or 0, "outcome": "goal" if n else "horizon"}
+                    | {"seconds": 0.3}  # three times the paper's runs (0.1 s per problem)
                     for p, n in zip(OBJECTS, lengths, strict=True)
                 ]
                 out = seed_dir / "eval" / split
@@ -353,6 +356,19 @@ def test_beyond_the_paper_table_leaves_table1_as_it_was(sweep, tmp_path):
     )
 
 
+def test_beyond_quality_gives_length_against_fast_downward_and_time_against_beam_with_the_same_model(sweep, tmp_path):
+    sweep_dir, paper = sweep
+    add_beyond_runs(sweep_dir, tmp_path / "root", tmp_path / "cache")
+    report.write_report(sweep_dir, tmp_path / "out", paper)
+    rows = {r["run"]: r for r in csv.DictReader((tmp_path / "out/beyond_quality.csv").open())}
+    paper_run, best = rows["blocks_wl_xgb_delta"], rows["blocks_best"]
+    assert (paper_run["validation seconds per problem"], paper_run["validation time ratio"]) == ("0.1000", "")
+    assert (best["validation length ratio"], best["validation pairs"]) == ("1.0000", "6")  # FD plans: 4, 6, 8
+    assert (best["validation seconds per problem"], best["validation time ratio"]) == ("0.3000", "3.0000")
+    assert best["large length ratio"] == "" and best["large time ratio"] == ""  # no FD plans, no beam run there
+    assert "blocks_ensemble" in rows and "blocks_wl_lstm_state" not in rows  # not the paper's best, not built on
+
+
 def test_beyond_the_paper_table_from_recommended_runs_alone(tmp_path):
     paper = tmp_path / "paper.csv"
     paper.write_text(PAPER)
@@ -361,7 +377,8 @@ def test_beyond_the_paper_table_from_recommended_runs_alone(tmp_path):
     for name in list(BEYOND)[1:]:
         shutil.rmtree(sweep_dir / name)
     files = report.write_report(sweep_dir, tmp_path / "out", paper)
-    assert [f.name for f in files] == ["beyond_paper.md", "beyond_paper.csv"]  # no Table 1 without its runs
+    names = ["beyond_paper.md", "beyond_paper.csv", "beyond_quality.md", "beyond_quality.csv"]
+    assert [f.name for f in files] == names  # no Table 1 without its runs
     text = files[0].read_text()
     assert "| Blocks | paper's best, reproduced (WL-XGB delta) | — | — |" in text
     assert "| Blocks | recommended: strategy + value `blocks_best` | 1.00±0.00 | 1.00±0.00 [n=1] |" in text
