@@ -18,6 +18,8 @@ import time
 
 from absl import app, flags
 
+from benchmarks.common import machine_line
+
 _ROWS = flags.DEFINE_integer("rows", 20000, "Training rows.", lower_bound=100)
 _ROUNDS = flags.DEFINE_integer("rounds", 20, "Boosting rounds.", lower_bound=1)
 _REPEATS = flags.DEFINE_integer("repeats", 2, "Runs per setting (the best is kept).", lower_bound=1)
@@ -73,6 +75,7 @@ def _measure(n_jobs: int, policy: str, hog: bool) -> dict:
 
 def main(argv):
     del argv
+    print(machine_line())
     print(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "rows": _ROWS.value, "rounds": _ROUNDS.value}))
     for hog in (False, True):
         for n_jobs in sorted({1, max(1, (os.cpu_count() or 1) // 2), 0}):

@@ -12,6 +12,7 @@ import pytest
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import pipeline, report
+from statecentric_jax.problems import fast_downward
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 OBJECTS = {"p1": 4, "p2": 6, "p3": 8}
@@ -359,11 +360,15 @@ def test_beyond_the_paper_table_leaves_table1_as_it_was(sweep, tmp_path):
 def test_beyond_quality_gives_length_against_fast_downward_and_time_against_beam_with_the_same_model(sweep, tmp_path):
     sweep_dir, paper = sweep
     add_beyond_runs(sweep_dir, tmp_path / "root", tmp_path / "cache")
+    fd_dir = next((tmp_path / "cache").rglob("blocks/validation/trajectories.jsonl")).parent
+    problems = [{"problem_file": "p1.pddl", "config": fast_downward.ASTAR_LMCUT}, {"problem_file": "p2.pddl"}]
+    (fd_dir / "manifest.json").write_text(json.dumps({"problems": problems}))  # p1's plan is proved optimal
     report.write_report(sweep_dir, tmp_path / "out", paper)
     rows = {r["run"]: r for r in csv.DictReader((tmp_path / "out/beyond_quality.csv").open())}
     paper_run, best = rows["blocks_wl_xgb_delta"], rows["blocks_best"]
     assert (paper_run["validation seconds per problem"], paper_run["validation time ratio"]) == ("0.1000", "")
     assert (best["validation length ratio"], best["validation pairs"]) == ("1.0000", "6")  # FD plans: 4, 6, 8
+    assert (best["validation optimal length ratio"], best["validation optimal pairs"]) == ("1.0000", "2")  # 2 seeds
     assert (best["validation seconds per problem"], best["validation time ratio"]) == ("0.3000", "3.0000")
     assert best["large length ratio"] == "" and best["large time ratio"] == ""  # no FD plans, no beam run there
     assert "blocks_ensemble" in rows and "blocks_wl_lstm_state" not in rows  # not the paper's best, not built on
