@@ -9,7 +9,9 @@ validation split and those problems with each candidate search setting. It print
 table per domain: success, mean plan length, and decode time relative to the paper's beam
 on the same problems. `--aggregation_rounds=0,1,2` adds the same model after that many rounds
 of expert data aggregation (`experiments/aggregation.py`, decoding best-first on the train and
-validation problems), with each round's planner calls. Settings are selected on these tables
+validation problems), with each round's planner calls. `--ensemble_members=lstm:state` adds that model
+averaged with the members (`config.ensemble.members`, trained beside it with the same data and seed).
+Settings are selected on these tables
 only; the paper's test splits are never decoded here (`--splits` refuses them), nor planned for.
 """
 
@@ -31,7 +33,8 @@ from statecentric_jax.cli import parse_ints
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import aggregation, pipeline
 from statecentric_jax.experiments.evaluation import check_plan
-from statecentric_jax.learning.train import CONFIG_FILE, load_model
+from statecentric_jax.learning.ensemble import load_run
+from statecentric_jax.learning.train import CONFIG_FILE
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import fast_downward, generators, layout
 from statecentric_jax.problems.domains import domain_text
@@ -51,6 +54,9 @@ _REFERENCE_PLANS = flags.DEFINE_string(
 )
 _AGGREGATION = flags.DEFINE_list(
     "aggregation_rounds", ["0"], "Rounds of expert data aggregation to compare, e.g. 0,1,2 (a model per value)."
+)
+_ENSEMBLE = flags.DEFINE_string(
+    "ensemble_members", "", "Also the model in an ensemble with these (config.ensemble.members), e.g. lstm:state."
 )
 _PLANNER_CALLS = flags.DEFINE_integer("max_planner_calls", 200, "Fast Downward calls per aggregation round.")
 
@@ -99,11 +105,13 @@ def write_large_problems(root: pathlib.Path, domain: str) -> None:
         write_text(folder / f"{name}.pddl", getattr(generators, generator)(**arguments, name=name))
 
 
-def train(domain: str, workdir: pathlib.Path, rounds: int = 0) -> pathlib.Path:
+def train(domain: str, workdir: pathlib.Path, rounds: int = 0, members: str = "") -> pathlib.Path:
     """The WL-XGB delta transition model with a ridge cost-to-go, trained once; with `rounds`, that
     model after as many rounds of expert data aggregation (decoding best-first), continuing the
-    run with one round less."""
+    run with one round less; with `members`, that model in an ensemble with them."""
     name = f"model-{_VALUE_FEATURES.value}-alpha{_VALUE_ALPHA.value:g}"
+    if members:
+        name += "-ensemble-" + "+".join(s.strip().replace(":", "_") for s in members.split(","))
     run = workdir / domain / (name + (f"-aggregation{rounds}-calls{_PLANNER_CALLS.value}" if rounds else ""))
     config = config_lib.table1(domain, "wl", "xgb", "delta")
     config.data.pddl_root = _PDDL_ROOT.value
@@ -112,8 +120,11 @@ def train(domain: str, workdir: pathlib.Path, rounds: int = 0) -> pathlib.Path:
     config.value.kind = "ridge"
     config.value.alpha = _VALUE_ALPHA.value
     config.value.features = _VALUE_FEATURES.value
+    config.ensemble.members = members
     if rounds == 0:
-        if not (run / CONFIG_FILE).exists():
+        if (run / CONFIG_FILE).exists():
+            pipeline.build_ensembles(pipeline.resolved(config), {config.seed: run})  # what a killed run lacks
+        else:
             pipeline.train_from_config(config, run)
         return run
     config.decode.strategy = "best_first"
@@ -151,7 +162,7 @@ def reference_lengths(plans_dir: str | None, domain: str, split: str) -> dict[st
 def evaluate(
     run: pathlib.Path, root: str, domain: str, split: str, candidate: Candidate, reference: dict[str, tuple[int, bool]]
 ) -> dict:
-    loaded = load_model(run)
+    loaded = load_run(run)
     settings = decode_config(
         loaded.config,
         strategy=candidate.strategy,
@@ -190,11 +201,13 @@ def main(argv):
     candidates = [c for c in CANDIDATES if _CANDIDATES.value is None or c.name in _CANDIDATES.value]
     for domain in _DOMAINS.value:
         write_large_problems(large_root, domain)
-        rounds_list = parse_ints("aggregation_rounds", _AGGREGATION.value)
-        runs = {rounds: train(domain, workdir, rounds) for rounds in rounds_list}
-        for rounds, run in runs.items():
+        runs = {}  # row suffix -> run; "" is the model alone
+        for rounds in parse_ints("aggregation_rounds", _AGGREGATION.value):
+            runs[f" + aggregation x{rounds}" if rounds else ""] = run = train(domain, workdir, rounds)
             if rounds:
                 print(f"\n{domain} aggregation x{rounds}: {aggregation_line(run)}")
+        if _ENSEMBLE.value:
+            runs[f" + ensemble with {_ENSEMBLE.value}"] = train(domain, workdir, members=_ENSEMBLE.value)
         for split in _SPLITS.value:
             root = str(large_root) if split == LARGE_SPLIT else _PDDL_ROOT.value
             print(f"\n{domain} / {split}")
@@ -202,13 +215,13 @@ def main(argv):
             print("| setting | solved | mean plan length | length vs FD (FD plans) | decode s | time vs beam |")
             print("|---|---|---|---|---|---|")
             beam_seconds = None
-            for rounds, run in runs.items():
+            for suffix, run in runs.items():
                 for candidate in candidates:
                     row = evaluate(run, root, domain, split, candidate, reference)
-                    beam_seconds = row["seconds"] if candidate.strategy == "beam" and not rounds else beam_seconds
+                    beam_seconds = row["seconds"] if candidate.strategy == "beam" and not suffix else beam_seconds
                     ratio = f"{row['seconds'] / beam_seconds:.1f}x" if beam_seconds else "n/a"
                     versus = f"{row['length_ratio']:.2f}x ({row['reference']})" if row["length_ratio"] else "n/a"
-                    name = candidate.name + (f" + aggregation x{rounds}" if rounds else "")
+                    name = candidate.name + suffix
                     print(
                         f"| {name} | {row['solved']}/{row['problems']} | {row['mean_length']:.1f} "
                         f"| {versus} | {row['seconds']:.1f} | {ratio} |",

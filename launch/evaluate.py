@@ -3,7 +3,8 @@
   python launch/evaluate.py --workdir=runs/blocks_wl_xgb_delta/seed13 --split=test-extrapolation
 
 Writes <workdir>/eval/<split>/{results.jsonl,results.json,results.csv,summary.json};
-an interrupted evaluation resumes with the instances not yet decoded.
+an interrupted evaluation resumes with the instances not yet decoded. A workdir with ensemble.json
+(config.ensemble.members) is decoded with the ensemble.
 
   python launch/evaluate.py --workdir=... --split=test-extrapolation --backend=ray --shards=8 --ray_address=auto
 """

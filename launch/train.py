@@ -5,8 +5,8 @@
 
 Plans and embedded datasets are generated first (and cached in
 `config.data.cache_dir`). The workdir receives config.json, checkpoint/,
-encoder.json, metrics.jsonl and model_size.json; `statecentric_jax.learning.train.load_model`
-reads it back.
+encoder.json, metrics.jsonl and model_size.json (with `config.ensemble.members`, also
+members/<kind>_<mode>/ and ensemble.json); `statecentric_jax.learning.ensemble.load_run` reads it back.
 """
 
 from absl import flags

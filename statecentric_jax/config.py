@@ -77,6 +77,9 @@ def base() -> ml_collections.ConfigDict:
     config.aggregation.max_planner_calls = 200  # Fast Downward (A*+LM-cut) calls per round, at most
     config.aggregation.time_limit = 60.0  # seconds per planner call
     config.aggregation.splits = "train,validation"  # whose problems are decoded; never a test split
+
+    config.ensemble = ml_collections.ConfigDict()  # more models averaged with this one (learning/ensemble.py)
+    config.ensemble.members = ""  # comma-separated kind:mode, e.g. "lstm:state"; "": off, the paper's one model
     return config
 
 
@@ -104,6 +107,36 @@ def aggregation_rounds(config: ml_collections.ConfigDict) -> int:
 def aggregation_splits(config: ml_collections.ConfigDict) -> list[str]:
     """The splits whose problems aggregation decodes (comma-separated in the config)."""
     return [s.strip() for s in str(config.aggregation.splits).split(",") if s.strip()]
+
+
+def ensemble_members(config: ml_collections.ConfigDict) -> list[tuple[str, str]]:
+    """(kind, mode) of each model trained beside the configured one and averaged with it when decoding;
+    [] when off, also for runs from before ensembles existed. Raises on a bad member."""
+    text = str(config.ensemble.members) if "ensemble" in config else ""
+    members: list[tuple[str, str]] = []
+    for spec in (s.strip() for s in text.split(",") if s.strip()):
+        kind, _, mode = spec.partition(":")
+        if kind not in MODEL_KINDS or mode not in MODES:
+            reason = f"'{spec}' is not kind:mode (kind one of {', '.join(MODEL_KINDS)}; mode one of {', '.join(MODES)})"
+        elif (kind, mode) in members or (kind, mode) == (config.model.kind, config.model.mode):
+            reason = (
+                f"'{spec}' is already in the ensemble (the configured model is {config.model.kind}:{config.model.mode})"
+            )
+        elif aggregation_rounds(config) > 0:
+            reason = "not combined with aggregation.rounds > 0 yet (the members would miss the aggregated data)"
+        else:
+            members.append((kind, mode))
+            continue
+        raise InputError(None, f"config ensemble.members={text!r}: {reason}")
+    return members
+
+
+def ensemble_member(config: ml_collections.ConfigDict, kind: str, mode: str) -> ml_collections.ConfigDict:
+    """The config of one ensemble member: the run's own, with another model and no ensemble of its own."""
+    member = config.copy_and_resolve_references()
+    member.model.kind, member.model.mode = kind, mode
+    member.ensemble.members = ""
+    return member
 
 
 def _check_aggregation(config: ml_collections.ConfigDict) -> None:
@@ -165,6 +198,7 @@ def check(config: ml_collections.ConfigDict) -> None:
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise InputError(None, f"config {name}={value!r} must be an integer >= {least}")
     _check_aggregation(config)
+    ensemble_members(config)
     decode_config(config)  # raises on a bad decode setting
 
 

@@ -32,7 +32,8 @@ from tqdm import tqdm
 
 from statecentric_jax.atomic import exclusive_lock, open_for_append, write_text
 from statecentric_jax.errors import InputError
-from statecentric_jax.learning.train import LoadedModel, load_model
+from statecentric_jax.learning.ensemble import load_run
+from statecentric_jax.learning.train import LoadedModel
 from statecentric_jax.planning.plans import PlanError, format_plan, simulate
 from statecentric_jax.planning.tasks import Task, check_domain, load_task
 from statecentric_jax.problems import layout
@@ -110,12 +111,19 @@ def _content(path: pathlib.Path) -> bytes:
         return b""
 
 
-def run_fingerprint(workdir: pathlib.Path, settings: DecodeConfig) -> str:
-    """What a run's results depend on besides the problem: its model files and decoding settings."""
-    files = sorted(p for p in workdir.rglob("*") if p.is_file() and "eval" not in p.relative_to(workdir).parts)
+def run_fingerprint(workdir: pathlib.Path, settings: DecodeConfig, member_dirs: Sequence[str] = ()) -> str:
+    """What a run's results depend on besides the problem: its model files (with an ensemble's
+    `ensemble.json` and members below `workdir`; `member_dirs` elsewhere are hashed too) and decoding settings."""
+    workdir = workdir.resolve()
+    elsewhere = {pathlib.Path(d).resolve() for d in member_dirs}
+    named: dict[pathlib.PurePath, pathlib.Path] = {}  # files below workdir by relative name, others by full path
+    for folder in [workdir, *(d for d in elsewhere if not d.is_relative_to(workdir))]:
+        for p in folder.rglob("*"):
+            if p.is_file() and "eval" not in p.relative_to(folder).parts:
+                named[p.relative_to(workdir) if folder == workdir else p] = p
     decisive = {k: v for k, v in dataclasses.asdict(settings).items() if k != "max_in_flight"}
     return _digest(
-        *(f"{p.relative_to(workdir)}".encode() + p.read_bytes() for p in files), json.dumps(decisive).encode()
+        *(f"{name}".encode() + named[name].read_bytes() for name in sorted(named)), json.dumps(decisive).encode()
     )
 
 
@@ -153,7 +161,7 @@ def evaluate(
     (default `<workdir>/eval/<split>`): a shard of a distributed evaluation (experiments.distributed).
     """
     workdir = pathlib.Path(workdir)
-    loaded = load_model(workdir)
+    loaded = load_run(workdir)
     config = loaded.config
     pddl_root = pddl_root if pddl_root is not None else config.data.pddl_root
     settings = decode_config(
@@ -185,7 +193,7 @@ def _evaluate_locked(
     progress_file = out_dir / "results.jsonl"
     domain_file = layout.domain_file(pddl_root, config.data.domain).resolve()
     check_domain(domain_file)  # a bad domain is one line for the whole split, not one per problem
-    run = run_fingerprint(workdir, settings)
+    run = run_fingerprint(workdir, settings, loaded.member_dirs)
     domain_bytes = _content(domain_file)
     fingerprints = {str(p): _digest(run.encode(), domain_bytes, _content(p)) for p in problem_files}
     finished = _read_finished(progress_file, fingerprints)
@@ -275,7 +283,7 @@ def plan_problem(
     out = pathlib.Path(out)
     if out.is_dir() or not out.parent.is_dir():
         raise InputError(out, "cannot write the plan here (a directory, or its folder does not exist)")
-    loaded = load_model(workdir)
+    loaded = load_run(workdir)
     task = load_task(domain_file, problem_file)
     settings = decode_config(loaded.config, beam_width=beam_width, strategy=strategy, budget=budget)
     decoded = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go_for(loaded, settings))[0]

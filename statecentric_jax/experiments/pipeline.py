@@ -9,7 +9,9 @@ embedded datasets:
 
 A run directory (`--workdir`) holds one seed per subfolder `seed<N>/` with the
 model, its encoder and `eval/<split>/`; finished seeds and splits are skipped
-when an experiment is run again.
+when an experiment is run again. With `config.ensemble.members`, each seed also holds
+`members/<kind>_<mode>/` (one trained run per member, same data and seed) and `ensemble.json`
+(learning/ensemble.py), and is evaluated with the ensemble.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import json
 import os
 import pathlib
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from absl import logging
 
@@ -29,12 +31,13 @@ from statecentric_jax.embedding import datasets
 from statecentric_jax.embedding.encoders import Encoder
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import aggregation, evaluation
-from statecentric_jax.learning import train
+from statecentric_jax.learning import ensemble, train
 from statecentric_jax.problems import plan_generation
 
 TRAINING_SPLITS = ("train", "validation")
 EVALUATION_SPLITS = ("validation", "test-interpolation", "test-extrapolation")
 SEEDS = (13, 14, 15)
+MEMBERS_DIR = "members"
 
 
 def root_id(pddl_root: str | os.PathLike) -> str:
@@ -86,6 +89,7 @@ def train_from_config(config, workdir: str | os.PathLike):
     splits, encoder = prepare_data(config)
     result = train.train_model(config, splits["train"], splits["validation"], encoder, workdir)
     aggregate(config, workdir)
+    build_ensembles(config, {config.seed: pathlib.Path(workdir)})
     return result
 
 
@@ -94,6 +98,41 @@ def aggregate(config, workdir: str | os.PathLike) -> None:
     if aggregation.pending(config, workdir):
         splits, encoder = prepare_data(config)
         aggregation.run(config, workdir, splits, encoder, cache_dirs(config)[0])
+
+
+def build_ensembles(config, seed_dirs: Mapping[int, pathlib.Path]) -> None:
+    """Each seed's ensemble (`config.ensemble.members`), resumed: the members a seed lacks are trained,
+    every seed of a member in one go, then `ensemble.json` names the seed's model and its members.
+    Without members a seed has no `ensemble.json`: the config says whether a run is an ensemble."""
+    members = config_lib.ensemble_members(config)
+    if not members:
+        for seed_dir in seed_dirs.values():
+            (seed_dir / ensemble.ENSEMBLE_FILE).unlink(missing_ok=True)
+        return
+    data: tuple[dict[str, datasets.EmbeddedSplit], Encoder] | None = None  # prepared once, if needed
+    for kind, mode in members:
+        member = config_lib.ensemble_member(config, kind, mode)
+        dirs = {seed: member_dir(seed_dir, kind, mode) for seed, seed_dir in seed_dirs.items()}
+        todo = {seed: path for seed, path in dirs.items() if not _trained(member, seed, path)}
+        if todo:
+            splits, encoder = data = data or prepare_data(config)
+            train.train_models(resolved(member), splits["train"], splits["validation"], encoder, todo)
+    for seed_dir in seed_dirs.values():
+        ensemble.write(seed_dir, [seed_dir, *(member_dir(seed_dir, kind, mode) for kind, mode in members)])
+
+
+def member_dir(seed_dir: pathlib.Path, kind: str, mode: str) -> pathlib.Path:
+    """Where a seed's ensemble member is trained."""
+    return seed_dir / MEMBERS_DIR / f"{kind}_{mode}"
+
+
+def _trained(config, seed: int, seed_dir: pathlib.Path) -> bool:
+    """Whether `seed_dir` holds a finished run of `config` with `seed`; refuses a run of another config."""
+    if not (seed_dir / train.CONFIG_FILE).exists():  # written last: training finished
+        return False
+    if not config_lib.same_run(train.read_config(seed_dir), _seed_config(config, seed)):
+        raise InputError(seed_dir, "holds a run of another configuration; use a fresh --workdir")
+    return True
 
 
 def _seed_config(config, seed: int):
@@ -111,9 +150,7 @@ def run_experiment(
     todo = {}
     for seed in seeds:
         seed_dir = workdir / f"seed{seed}"
-        if (seed_dir / train.CONFIG_FILE).exists():  # written last: training finished
-            if not config_lib.same_run(train.read_config(seed_dir), _seed_config(config, seed)):
-                raise InputError(seed_dir, "holds a run of another configuration; use a fresh --workdir")
+        if _trained(config, seed, seed_dir):
             logging.info("seed %d: trained model found in %s", seed, seed_dir)
         else:
             shutil.rmtree(seed_dir / "eval", ignore_errors=True)  # results of an older model
@@ -124,6 +161,9 @@ def run_experiment(
     for seed in seeds:
         seed_dir = workdir / f"seed{seed}"
         aggregate(_seed_config(config, seed), seed_dir)  # a run killed during aggregation goes on
+    build_ensembles(config, {seed: workdir / f"seed{seed}" for seed in seeds})
+    for seed in seeds:
+        seed_dir = workdir / f"seed{seed}"
         for split in splits:  # reuses the results of this model and settings, decodes what is missing
             summary = evaluation.evaluate(seed_dir, split)
             rates.setdefault(split, {})[str(seed)] = summary["success_rate"]

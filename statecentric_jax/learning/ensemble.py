@@ -6,8 +6,15 @@ The ensemble's carry is the tuple of its members' carries, so strategies that st
 (`search/expander.py`) gather and stack it like any other pytree.
 
 An ensemble is a reference to trained runs, not a copy of them. On disk: `<directory>/ensemble.json` =
-`{"format": 1, "members": ["/abs/workdir", ...]}`, written atomically; `load` reads each member with
-`train.load_model` and refuses members of another domain, encoding or embedding width.
+`{"format": 1, "members": ["<workdir>", ...]}`, written atomically; a member inside `<directory>` is named
+relative to it (so the folder can move), any other by its absolute path. `load` reads each member with
+`train.load_model` and refuses members of another domain, encoding or embedding width; the first member's
+encoder, config (decoding settings) and cost-to-go serve the whole ensemble.
+
+`config.ensemble.members` makes the pipeline (`experiments/pipeline.py`) train such an ensemble for every
+seed: the configured model in `seed<N>/` itself, each member in `seed<N>/members/<kind>_<mode>/`, and
+`seed<N>/ensemble.json` = `{"members": [".", "members/<kind>_<mode>", ...]}`. `load_run` is how evaluation
+and planning open a run: the ensemble where its folder holds `ensemble.json`, its one model otherwise.
 """
 
 from __future__ import annotations
@@ -36,6 +43,8 @@ class EnsembleModel:
 
     members: Sequence[TransitionModel]
     workdirs: Sequence[str] = ()  # where the members were trained, for `save`
+    dim: int = dataclasses.field(init=False)
+    mode: str = dataclasses.field(init=False)  # picks no metric: decoding settings are the first run's
 
     kind = "ensemble"
 
@@ -45,16 +54,9 @@ class EnsembleModel:
         dims = {m.dim for m in self.members}
         if len(dims) != 1:
             raise InputError(None, f"ensemble members disagree on the embedding width: {sorted(dims)}")
-
-    @property
-    def dim(self) -> int:
-        return self.members[0].dim
-
-    @property
-    def mode(self) -> str:
-        """The members' common mode (it picks the decoder's distance metric); "state" if they differ."""
+        self.dim = dims.pop()
         modes = {m.mode for m in self.members}
-        return modes.pop() if len(modes) == 1 else "state"
+        self.mode = modes.pop() if len(modes) == 1 else "state"  # the members' common mode, or "state"
 
     def init_carry(self, batch_size: int) -> tuple[Any, ...]:
         return tuple(m.init_carry(batch_size) for m in self.members)
@@ -78,10 +80,18 @@ class EnsembleModel:
     def save(self, directory: str | os.PathLike) -> None:
         if not self.workdirs:
             raise InputError(None, "an ensemble built from models in memory has no workdirs to save")
-        directory = pathlib.Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        members = [str(pathlib.Path(w).resolve()) for w in self.workdirs]
-        write_text(directory / ENSEMBLE_FILE, json.dumps({"format": _FORMAT, "members": members}, indent=1) + "\n")
+        write(directory, self.workdirs)
+
+
+def write(directory: str | os.PathLike, workdirs: Sequence[str | os.PathLike]) -> None:
+    """`<directory>/ensemble.json` naming the trained runs `workdirs` (the first one's settings decode)."""
+    directory = pathlib.Path(directory).resolve()
+    directory.mkdir(parents=True, exist_ok=True)
+    members = []
+    for workdir in map(pathlib.Path, workdirs):
+        workdir = workdir.resolve()
+        members.append(str(workdir.relative_to(directory)) if workdir.is_relative_to(directory) else str(workdir))
+    write_text(directory / ENSEMBLE_FILE, json.dumps({"format": _FORMAT, "members": members}, indent=1) + "\n")
 
 
 def from_workdirs(workdirs: Sequence[str | os.PathLike]) -> tuple[EnsembleModel, train.LoadedModel]:
@@ -108,4 +118,13 @@ def load(directory: str | os.PathLike) -> tuple[EnsembleModel, train.LoadedModel
         raise InputError(path, "no ensemble here") from None
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
         raise InputError(path, f"corrupt ensemble file ({type(e).__name__})") from None
-    return from_workdirs(members)
+    return from_workdirs([pathlib.Path(directory) / m for m in members])  # an absolute member stays as it is
+
+
+def load_run(workdir: str | os.PathLike) -> train.LoadedModel:
+    """What evaluation and `launch/plan.py` decode with: the run's ensemble where `workdir` holds
+    `ensemble.json` (its members in `member_dirs`, for the results' fingerprint), else its one model."""
+    if not (pathlib.Path(workdir) / ENSEMBLE_FILE).is_file():
+        return train.load_model(workdir)
+    model, first = load(workdir)
+    return dataclasses.replace(first, model=model, member_dirs=tuple(str(w) for w in model.workdirs))

@@ -61,6 +61,7 @@ class LoadedModel:
     encoder: Encoder
     config: ml_collections.ConfigDict
     cost_to_go: value.RidgeCostToGo | None = None  # a learned remaining-steps estimate, if the config has one
+    member_dirs: tuple[str, ...] = ()  # an ensemble's member runs (ensemble.load_run): their files decide too
 
 
 def _check_data(

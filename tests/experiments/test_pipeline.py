@@ -12,6 +12,7 @@ import pytest
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import evaluation, pipeline
+from statecentric_jax.learning import ensemble
 from statecentric_jax.planning.plans import read_plan, simulate
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import generators
@@ -91,7 +92,7 @@ def test_a_run_trained_before_a_config_section_existed_resumes(experiment, monke
     config, workdir, rates = experiment
     stored = workdir / "seed13" / "config.json"
     older = json.loads(stored.read_text())
-    del older["aggregation"]  # added to the config after this run was trained: means its defaults
+    del older["aggregation"], older["ensemble"]  # added to the config after this run was trained: their defaults
     stored.write_text(json.dumps(older))
     monkeypatch.setattr(pipeline.train, "train_models", lambda *a, **k: pytest.fail("retrained"))
     assert pipeline.run_experiment(config, workdir, seeds=[13], splits=["validation", "test-extrapolation"]) == rates
@@ -171,3 +172,95 @@ def test_resume_trains_only_missing_seeds_and_xgboost_gives_every_seed_the_same_
     assert how["trained_once_for_seeds"] == [14, 15]
     pipeline.run_experiment(config, workdir, seeds=[13, 14, 15], splits=["validation"])
     assert trained == [[14, 15]]  # nothing left to train
+
+
+@pytest.fixture(scope="module")
+def ensemble_experiment(experiment, tmp_path_factory):
+    """The experiment's configuration with a small WL-LSTM state model beside it."""
+    config = experiment[0].copy_and_resolve_references()
+    config.ensemble.members = "lstm:state"
+    config.lstm.hidden, config.lstm.epochs = 8, 3
+    workdir = tmp_path_factory.mktemp("ensemble")
+    rates = pipeline.run_experiment(config, workdir, seeds=[13], splits=["validation"])
+    return config, workdir, rates
+
+
+def test_an_ensemble_config_trains_its_members_beside_the_model(experiment, ensemble_experiment):
+    _, single, _ = experiment
+    _, workdir, _ = ensemble_experiment
+    seed_dir = workdir / "seed13"
+    assert json.loads((seed_dir / ensemble.ENSEMBLE_FILE).read_text())["members"] == [".", "members/lstm_state"]
+    member = pipeline.train.read_config(seed_dir / "members/lstm_state")
+    assert (member.model.kind, member.model.mode, member.seed, member.ensemble.members) == ("lstm", "state", 13, "")
+    model = "checkpoint/model.ubj"  # the configured model is the one trained without an ensemble
+    assert (seed_dir / model).read_bytes() == (single / "seed13" / model).read_bytes()
+    fingerprints = [
+        json.loads((d / "eval/validation/summary.json").read_text())["fingerprint"]
+        for d in (single / "seed13", seed_dir)
+    ]
+    assert fingerprints[0] != fingerprints[1]
+    assert not (single / "seed13" / ensemble.ENSEMBLE_FILE).exists() and not (single / "seed13/members").exists()
+
+
+def _decoded_models(monkeypatch):
+    """The models evaluation decodes with, from here on."""
+    models, decode = [], evaluation.decode
+
+    def spy(tasks, model, *args, **kwargs):
+        models.append(model)
+        return decode(tasks, model, *args, **kwargs)
+
+    monkeypatch.setattr(evaluation, "decode", spy)
+    return models
+
+
+def test_evaluation_and_planning_decode_with_the_ensemble_and_a_changed_member_is_decoded_again(
+    root, ensemble_experiment, tmp_path, monkeypatch
+):
+    config, finished, rates = ensemble_experiment
+    workdir = tmp_path / "run"
+    shutil.copytree(finished, workdir)
+    models = _decoded_models(monkeypatch)
+    monkeypatch.setattr(pipeline.train, "train_models", lambda *a, **k: pytest.fail("retrained"))
+    assert pipeline.run_experiment(config, workdir, seeds=[13], splits=["validation"]) == rates
+    assert models == []  # resumed: nothing trained or decoded again
+    summary = workdir / "seed13/eval/validation/summary.json"
+    before = json.loads(summary.read_text())["fingerprint"]
+    with open(workdir / "seed13/members/lstm_state/metrics.jsonl", "a") as f:
+        f.write("{}\n")  # stands for a retrained member
+    evaluation.evaluate(workdir / "seed13", "validation")
+    assert json.loads(summary.read_text())["fingerprint"] != before
+    result = evaluation.plan_problem(
+        workdir / "seed13", str(root / "blocks/domain.pddl"), str(root / "easy.pddl"), tmp_path / "plan.txt"
+    )
+    assert result.solved and len(models) == 2
+    assert all(isinstance(m, ensemble.EnsembleModel) and len(m.members) == 2 for m in models)
+    assert {m.kind for m in models[0].members} == {"xgb", "lstm"}
+
+
+def test_members_outside_the_run_are_in_its_fingerprint(experiment, ensemble_experiment, tmp_path, monkeypatch):
+    for name, run in (
+        ("xgb", experiment[1] / "seed13"),
+        ("lstm", ensemble_experiment[1] / "seed13/members/lstm_state"),
+    ):
+        shutil.copytree(run, tmp_path / name, ignore=shutil.ignore_patterns("eval"))
+    ensemble.write(tmp_path / "ensemble", [tmp_path / "xgb", tmp_path / "lstm"])
+    models = _decoded_models(monkeypatch)
+    first = evaluation.evaluate(tmp_path / "ensemble", "validation")
+    with open(tmp_path / "lstm/metrics.jsonl", "a") as f:
+        f.write("{}\n")
+    second = evaluation.evaluate(tmp_path / "ensemble", "validation")
+    assert first["fingerprint"] != second["fingerprint"] and len(models) == 2
+
+
+def test_a_bad_ensemble_member_is_one_line_error(root, tmp_path):
+    proc = run_launch(
+        "run_experiment.py",
+        "--config=configs/blocks_wl_xgb_delta.py",
+        f"--config.data.pddl_root={root}",
+        "--config.ensemble.members=lstm:stat",
+        f"--workdir={tmp_path}/run",
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: config ensemble.members='lstm:stat': ")
+    assert not (tmp_path / "run").exists()

@@ -1,10 +1,13 @@
 """Ensembles: one predict_next that averages the members, saved as references to trained runs."""
 
 import dataclasses
+import json
+import pathlib
 
 import numpy as np
 import pytest
 
+from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import ensemble, train
 from statecentric_jax.planning.tasks import load_task
@@ -87,3 +90,49 @@ def test_an_ensemble_of_oracles_decodes_their_plans(tmp_path, strategy):
     model = ensemble.EnsembleModel([oracle, oracle])
     results = decode(tasks, model, encoder, DecodeConfig(strategy=strategy, beam_width=2, metric="euclidean"))
     assert [r.plan for r in results] == [PLANS[t.name] for t in tasks]
+
+
+def test_members_inside_the_folder_are_named_relative_to_it(tmp_path, monkeypatch):
+    workdirs = _trained(tmp_path / "a", monkeypatch)
+    ensemble.write(tmp_path / "a", [workdirs[0], tmp_path / "a" / "depth3"])
+    stored = json.loads((tmp_path / "a" / ensemble.ENSEMBLE_FILE).read_text())
+    assert stored["members"] == ["depth2", "depth3"]
+    (tmp_path / "a").rename(tmp_path / "b")  # the folder moves with its members
+    loaded = ensemble.load_run(tmp_path / "b")
+    assert isinstance(loaded.model, ensemble.EnsembleModel) and len(loaded.model.members) == 2
+    assert [pathlib.Path(d).name for d in loaded.member_dirs] == ["depth2", "depth3"]
+    assert loaded.config.xgb.max_depth == 2  # the first member's config decodes
+    single = ensemble.load_run(tmp_path / "b" / "depth3")  # no ensemble.json: the run's own model
+    assert single.model.kind == "xgb" and single.member_dirs == ()
+
+
+@pytest.mark.parametrize(
+    "members, rounds, reason",
+    [
+        ("lstm:stat", 0, "'lstm:stat' is not kind:mode"),
+        ("transformer:state", 0, "'transformer:state' is not kind:mode"),
+        ("xgb:delta", 0, "'xgb:delta' is already in the ensemble"),
+        ("lstm:state, lstm:state", 0, "'lstm:state' is already in the ensemble"),
+        ("lstm:state", 1, "not combined with aggregation"),
+    ],
+)
+def test_bad_ensemble_members_are_refused(members, rounds, reason):
+    config = config_lib.table1("blocks", "wl", "xgb", "delta")
+    config.ensemble.members = members
+    config.aggregation.rounds = rounds
+    with pytest.raises(InputError, match=f"config ensemble.members=.*: {reason}"):
+        config_lib.check(config)
+
+
+def test_ensembles_are_off_in_the_papers_configs():
+    for kind in config_lib.MODEL_KINDS:
+        assert config_lib.ensemble_members(config_lib.table1("blocks", "wl", kind, "state")) == []
+    config = config_lib.base()
+    del config["ensemble"]  # a run trained before ensembles existed
+    assert config_lib.ensemble_members(config) == []
+    config = config_lib.table1("blocks", "wl", "xgb", "delta")
+    config.ensemble.members = " lstm:state ,xgb:state"
+    member = config_lib.ensemble_member(config, "lstm", "state")
+    assert config_lib.ensemble_members(config) == [("lstm", "state"), ("xgb", "state")]
+    assert (member.model.kind, member.model.mode, member.ensemble.members) == ("lstm", "state", "")
+    assert config.model.kind == "xgb"  # the run's own config is left as it was
