@@ -37,11 +37,12 @@ def main(argv):
     del argv
     print(machine_line())
     sweep_dir = pathlib.Path(_SWEEP_DIR.value)
-    record = json.loads((sweep_dir / sweep.SWEEP_FILE).read_text(encoding="utf-8"))
-    print(
-        f"sweep: {record['total_wall_seconds']:.0f} s wall over {len(record['invocations'])} invocation(s); "
-        f"peak child memory per invocation (MiB): {[i.get('peak_rss_mb_children') for i in record['invocations']]}"
-    )
+    if (sweep_dir / sweep.SWEEP_FILE).is_file():  # absent for run_experiment folders side by side
+        record = json.loads((sweep_dir / sweep.SWEEP_FILE).read_text(encoding="utf-8"))
+        print(
+            f"sweep: {record['total_wall_seconds']:.0f} s wall over {len(record['invocations'])} invocation(s); "
+            f"peak child memory per invocation (MiB): {[i.get('peak_rss_mb_children') for i in record['invocations']]}"
+        )
     if _FD_PLANS_DIR.value:
         for split_dir in sorted(pathlib.Path(_FD_PLANS_DIR.value).glob("*/*/records")):
             tiers = collections.Counter(
