@@ -4,15 +4,19 @@
 
 For each domain it trains (once, cached in --workdir) the paper's WL-XGB delta transition
 model together with a ridge cost-to-go, writes its own larger problems (about twice the
-extrapolation sizes, seeded, under `<workdir>/large-problems`), and decodes the paper's
-validation split and those problems with each candidate search setting. It prints one
-table per domain: success, mean plan length, and decode time relative to the paper's beam
-on the same problems. `--aggregation_rounds=0,1,2` adds the same model after that many rounds
-of expert data aggregation (`experiments/aggregation.py`, decoding best-first on the train and
-validation problems), with each round's planner calls. `--ensemble_members=lstm:state` adds that model
-averaged with the members (`config.ensemble.members`, trained beside it with the same data and seed).
-Settings are selected on these tables
-only; the paper's test splits are never decoded here (`--splits` refuses them), nor planned for.
+extrapolation sizes, seeded, under `<workdir>/large-problems`; `--splits=medium`: Logistics at
+its extrapolation sizes), and decodes the paper's validation split and those problems with each
+candidate search setting. It prints one table per domain: success, mean plan length, and decode
+time relative to the paper's beam on the same problems.
+
+`--aggregation_rounds=0,1,2` adds the same model after that many rounds of expert data
+aggregation (`experiments/aggregation.py`, decoding best-first on the train and validation
+problems), with each round's planner calls; `--aggregation_retrain=value` refits only the
+cost-to-go in those rounds. `--ensemble_members=lstm:state` adds that model averaged with the
+members (`config.ensemble.members`, trained beside it with the same data and seed).
+
+Settings are selected on these tables only; the paper's test splits are never decoded here
+(`--splits` refuses them), nor planned for.
 """
 
 from __future__ import annotations
@@ -43,7 +47,9 @@ from statecentric_jax.search.decoding import decode
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root with the training and validation splits.")
 _DOMAINS = flags.DEFINE_list("domains", ["blocks", "gripper", "logistics", "visitall"], "Domains.")
-_SPLITS = flags.DEFINE_list("splits", ["validation", "large"], "validation (of --pddl_root) and/or large (our own).")
+_SPLITS = flags.DEFINE_list(
+    "splits", ["validation", "large"], "validation (of --pddl_root) and/or our own: large, medium (Logistics)."
+)
 _WORKDIR = flags.DEFINE_string("workdir", "runs/generalization", "Models and generated problems (reused).")
 _BUDGET = flags.DEFINE_integer("budget", 10_000, "Node expansions per problem for the non-beam strategies.")
 _CANDIDATES = flags.DEFINE_list("candidates", None, "Candidate names to run, comma-separated (default: all).")
@@ -59,19 +65,33 @@ _ENSEMBLE = flags.DEFINE_string(
     "ensemble_members", "", "Also the model in an ensemble with these (config.ensemble.members), e.g. lstm:state."
 )
 _PLANNER_CALLS = flags.DEFINE_integer("max_planner_calls", 200, "Fast Downward calls per aggregation round.")
+_RETRAIN = flags.DEFINE_enum(
+    "aggregation_retrain", "all", ["all", "value"], "What each aggregation round refits (config aggregation.retrain)."
+)
 
-LARGE_SPLIT = "large"
-# Larger problems than the paper's extrapolation split (about twice its largest sizes).
-LARGE_PROBLEMS = {
-    "blocks": [("blocks", dict(n=n, seed=s)) for n in (20, 24, 28, 34) for s in (1, 2)],
-    "gripper": [("gripper", dict(n_balls=n, n_rooms=2)) for n in (50, 60, 70, 84)]
-    + [("gripper", dict(n_balls=n, n_rooms=3, seed=n)) for n in (12, 20, 30)],  # a shape never trained on
-    "logistics": [
-        ("logistics", dict(cities=c, locations_per_city=2, packages=p, airplanes=a, goals=g, seed=s))
-        for c, p, a, g in ((6, 18, 2, 16), (8, 24, 2, 22), (10, 30, 3, 28))
-        for s in (1, 2)
-    ],
-    "visitall": [("visitall", dict(w=w, h=w, start=start)) for w in (14, 15, 16) for start in ((0, 0), (w // 2, 3))],
+# Our own problems, seeded: `large` at about twice the paper's largest extrapolation sizes; `medium`
+# (Logistics only) at its extrapolation sizes, where every setting fails all large problems alike.
+OWN_PROBLEMS = {
+    "large": {
+        "blocks": [("blocks", dict(n=n, seed=s)) for n in (20, 24, 28, 34) for s in (1, 2)],
+        "gripper": [("gripper", dict(n_balls=n, n_rooms=2)) for n in (50, 60, 70, 84)]
+        + [("gripper", dict(n_balls=n, n_rooms=3, seed=n)) for n in (12, 20, 30)],  # a shape never trained on
+        "logistics": [
+            ("logistics", dict(cities=c, locations_per_city=2, packages=p, airplanes=a, goals=g, seed=s))
+            for c, p, a, g in ((6, 18, 2, 16), (8, 24, 2, 22), (10, 30, 3, 28))
+            for s in (1, 2)
+        ],
+        "visitall": [
+            ("visitall", dict(w=w, h=w, start=start)) for w in (14, 15, 16) for start in ((0, 0), (w // 2, 3))
+        ],
+    },
+    "medium": {
+        "logistics": [
+            ("logistics", dict(cities=c, locations_per_city=2, packages=p, airplanes=a, goals=g, seed=s))
+            for c, p, a, g in ((4, 10, 1, 9), (5, 12, 2, 11), (5, 14, 2, 13))
+            for s in (1, 2, 3, 4)
+        ],
+    },
 }
 
 
@@ -95,13 +115,15 @@ CANDIDATES = (
 )
 
 
-def write_large_problems(root: pathlib.Path, domain: str) -> None:
-    """Our own larger problems, as `<root>/<domain>/{domain.pddl,large/*.pddl}` (deterministic)."""
-    folder = root / domain / LARGE_SPLIT
+def write_own_problems(root: pathlib.Path, domain: str, split: str) -> None:
+    """One split of our own problems, as `<root>/<domain>/{domain.pddl,<split>/*.pddl}` (deterministic)."""
+    if domain not in OWN_PROBLEMS[split]:
+        raise InputError(None, f"--splits={split}: no {split} problems of our own for {domain}")
+    folder = root / domain / split
     folder.mkdir(parents=True, exist_ok=True)
     write_text(root / domain / "domain.pddl", domain_text(domain))
-    for index, (generator, arguments) in enumerate(LARGE_PROBLEMS[domain]):
-        name = f"{domain}-large-{index:02d}"
+    for index, (generator, arguments) in enumerate(OWN_PROBLEMS[split][domain]):
+        name = f"{domain}-{split}-{index:02d}"
         write_text(folder / f"{name}.pddl", getattr(generators, generator)(**arguments, name=name))
 
 
@@ -112,7 +134,9 @@ def train(domain: str, workdir: pathlib.Path, rounds: int = 0, members: str = ""
     name = f"model-{_VALUE_FEATURES.value}-alpha{_VALUE_ALPHA.value:g}"
     if members:
         name += "-ensemble-" + "+".join(s.strip().replace(":", "_") for s in members.split(","))
-    run = workdir / domain / (name + (f"-aggregation{rounds}-calls{_PLANNER_CALLS.value}" if rounds else ""))
+    if rounds:
+        name += f"-aggregation{rounds}-calls{_PLANNER_CALLS.value}" + ("-value" if _RETRAIN.value == "value" else "")
+    run = workdir / domain / name
     config = config_lib.table1(domain, "wl", "xgb", "delta")
     config.data.pddl_root = _PDDL_ROOT.value
     config.data.cache_dir = str(workdir / "cache")
@@ -130,6 +154,7 @@ def train(domain: str, workdir: pathlib.Path, rounds: int = 0, members: str = ""
     config.decode.strategy = "best_first"
     config.aggregation.rounds = rounds
     config.aggregation.max_planner_calls = _PLANNER_CALLS.value
+    config.aggregation.retrain = _RETRAIN.value
     if not run.exists():  # go on from the run with one round less (its finished rounds are kept)
         shutil.copytree(train(domain, workdir, rounds - 1), run)
     pipeline.aggregate(pipeline.resolved(config), run)
@@ -197,10 +222,11 @@ def main(argv):
     print(machine_line())
     print(f"command: {' '.join(sys.argv)}")
     workdir = pathlib.Path(_WORKDIR.value)
-    large_root = workdir / "large-problems"
+    own_root = workdir / "large-problems"  # our own problems, every split of them
     candidates = [c for c in CANDIDATES if _CANDIDATES.value is None or c.name in _CANDIDATES.value]
     for domain in _DOMAINS.value:
-        write_large_problems(large_root, domain)
+        for split in set(_SPLITS.value) & set(OWN_PROBLEMS):
+            write_own_problems(own_root, domain, split)
         runs = {}  # row suffix -> run; "" is the model alone
         for rounds in parse_ints("aggregation_rounds", _AGGREGATION.value):
             runs[f" + aggregation x{rounds}" if rounds else ""] = run = train(domain, workdir, rounds)
@@ -209,7 +235,7 @@ def main(argv):
         if _ENSEMBLE.value:
             runs[f" + ensemble with {_ENSEMBLE.value}"] = train(domain, workdir, members=_ENSEMBLE.value)
         for split in _SPLITS.value:
-            root = str(large_root) if split == LARGE_SPLIT else _PDDL_ROOT.value
+            root = str(own_root) if split in OWN_PROBLEMS else _PDDL_ROOT.value
             print(f"\n{domain} / {split}")
             reference = reference_lengths(_REFERENCE_PLANS.value, domain, split)
             print("| setting | solved | mean plan length | length vs FD (FD plans) | decode s | time vs beam |")

@@ -11,7 +11,9 @@ states (other optimal paths) and off-path ones (how to recover), becomes a traje
 states are embedded with the run's encoder and added to the training data (also those found on
 validation problems, as the issue asks: validation success is then no longer held out, our own
 larger problems are; `aggregation.splits=train` keeps validation unseen), and the transition
-model and the cost-to-go are retrained; the validation split still selects the model. An
+model and the cost-to-go are retrained (`aggregation.retrain=value`: the cost-to-go only, so the
+transition model, its size and its speed stay those of the first training); the validation
+split still selects the model. An
 unsolved instance that reports no path (best-first out of budget) is rolled out with the
 paper's beam search instead, the learned policy's own path. The training problems stay the
 same; only the labelled states grow.
@@ -51,8 +53,7 @@ from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding.datasets import EmbeddedSplit
 from statecentric_jax.embedding.encoders import Encoder
 from statecentric_jax.experiments.evaluation import cost_to_go_for
-from statecentric_jax.learning import train
-from statecentric_jax.learning.value import VALUE_FILE
+from statecentric_jax.learning import train, value
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.tasks import Task, load_task, problem_from_state
 from statecentric_jax.problems import fast_downward, layout
@@ -74,9 +75,10 @@ def _guard(split: str) -> None:
         raise ValueError(f"expert data aggregation never plans for the '{split}' split (test problems stay unseen)")
 
 
-def _identity(config: ml_collections.ConfigDict) -> dict:
-    """What the finished rounds depend on: the whole config but the number of rounds (more rounds go on)."""
-    identity = json.loads(config.to_json())
+def _identity(config: ml_collections.ConfigDict | dict) -> dict:
+    """What the finished rounds depend on: the whole config but the number of rounds (more rounds go on);
+    fields added since a summary was written mean their defaults."""
+    identity = config_lib.with_defaults(config if isinstance(config, dict) else json.loads(config.to_json()))
     identity["aggregation"].pop("rounds")
     return identity
 
@@ -86,7 +88,7 @@ def _read_summary(workdir: pathlib.Path, config: ml_collections.ConfigDict) -> d
     path = workdir / SUMMARY_FILE
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
-        if summary["config"] == _identity(config) and isinstance(summary["rounds"], list):
+        if _identity(summary["config"]) == _identity(config) and isinstance(summary["rounds"], list):
             return summary
     except FileNotFoundError:
         return {"config": _identity(config), "model": None, "rounds": []}
@@ -101,7 +103,7 @@ def _read_summary(workdir: pathlib.Path, config: ml_collections.ConfigDict) -> d
 def _model_digest(workdir: pathlib.Path) -> str:
     """The trained model's files: tells whether the workdir still holds the last round's model."""
     files = sorted(p for p in (workdir / train.CHECKPOINT_DIR).rglob("*") if p.is_file())
-    files += [p for p in (workdir / VALUE_FILE,) if p.is_file()]
+    files += [p for p in (workdir / value.VALUE_FILE,) if p.is_file()]
     digest = hashlib.sha256()
     for path in files:
         digest.update(str(path.relative_to(workdir)).encode() + b"\0" + path.read_bytes())
@@ -347,14 +349,21 @@ def _retrain(
     splits: dict[str, EmbeddedSplit],
     encoder: Encoder,
 ) -> float:
-    """Train the transition model and the cost-to-go again on the expert data of rounds 1..round_index."""
+    """Train the transition model and the cost-to-go again on the expert data of rounds 1..round_index
+    (`aggregation.retrain=value`: the cost-to-go only; the transition model stays the one trained first)."""
     start = time.perf_counter()
     records = [
         record
         for k in range(1, round_index + 1)
         for record in read_trajectories(workdir / AGGREGATION_DIR / f"round{k}" / "trajectories.jsonl")
     ]
-    train.train_model(config, _extended(splits["train"], records, encoder), splits["validation"], encoder, workdir)
+    extended = _extended(splits["train"], records, encoder)
+    if config_lib.aggregation_retrain(config) == "value":
+        cost_to_go, fitted = value.fit(extended, splits["validation"], config.value.alpha, config.value.features)
+        cost_to_go.save(workdir)
+        logging.info("cost-to-go refitted on %d trajectories: %s", len(extended.trajectories), fitted)
+    else:
+        train.train_model(config, extended, splits["validation"], encoder, workdir)
     return round(time.perf_counter() - start, 3)
 
 

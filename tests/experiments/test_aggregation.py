@@ -9,7 +9,7 @@ import pytest
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import aggregation, pipeline
-from statecentric_jax.learning import train
+from statecentric_jax.learning import train, value
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.tasks import _section, load_task, read_sexpr
 from statecentric_jax.problems import fast_downward, generators
@@ -101,6 +101,30 @@ def test_a_round_adds_planner_trajectories_and_retrains_never_planning_for_test_
     assert all(p.parent.name in ("train", "validation") for p in planner.calls if p not in planner.aggregated())
 
 
+def test_retrain_value_refits_only_the_cost_to_go(root, tmp_path, monkeypatch):
+    trainings = Trainings(monkeypatch)
+    config = make_config(root, tmp_path / "cache", rounds=0)
+    config.value.kind = "ridge"
+    pipeline.train_from_config(config, tmp_path / "base")
+    config.aggregation.rounds, config.aggregation.retrain = 1, "value"
+    pipeline.train_from_config(config, tmp_path / "run")
+    assert trainings.sizes == [6, 6]  # the transition model is trained once per run, never by a round
+
+    def checkpoint(directory):
+        return {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*") if p.is_file()}
+
+    run, base = tmp_path / "run", tmp_path / "base"
+    summary = json.loads((run / aggregation.SUMMARY_FILE).read_text())
+    assert sum(summary["rounds"][0]["extra_trajectories"].values()) > 0
+    assert checkpoint(run / train.CHECKPOINT_DIR) == checkpoint(base / train.CHECKPOINT_DIR)
+    assert (run / value.VALUE_FILE).read_bytes() != (base / value.VALUE_FILE).read_bytes()
+
+    del summary["config"]["aggregation"]["retrain"]  # a summary written before the choice existed still resumes
+    (run / aggregation.SUMMARY_FILE).write_text(json.dumps(summary))
+    config.aggregation.retrain = "all"
+    assert not aggregation.pending(config, run)
+
+
 def test_test_splits_are_refused_before_any_planning():
     config = config_lib.best("blocks")
     config.aggregation.rounds = 1
@@ -117,10 +141,17 @@ def test_test_splits_are_refused_before_any_planning():
 
 @pytest.mark.parametrize(
     "key,value,reason",
-    [("rounds", -1, "integer >= 0"), ("max_planner_calls", 0, "integer >= 1"), ("time_limit", 0.0, "> 0 seconds")],
+    [
+        ("rounds", -1, "integer >= 0"),
+        ("max_planner_calls", 0, "integer >= 1"),
+        ("time_limit", 0.0, "> 0 seconds"),
+        ("retrain", "model", "not one of all, value"),
+        ("retrain", "value", "refits the cost-to-go: set value.kind"),
+    ],
 )
 def test_bad_settings_are_one_line(key, value, reason):
     config = config_lib.base()
+    config.aggregation.rounds = 1
     config.aggregation[key] = value
     with pytest.raises(InputError, match=f"aggregation.{key}=.*{reason}"):
         config_lib.check(config)
