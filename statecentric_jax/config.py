@@ -223,6 +223,8 @@ BEST_VALUE_WEIGHTS = {"blocks": 1.0, "gripper": 0.0, "logistics": 0.0, "visitall
 # Rounds of expert data aggregation that refit only the cost-to-go, chosen on Logistics' validation
 # split and our own medium and large problems; the other domains have nothing to aggregate or no need.
 BEST_VALUE_AGGREGATION_ROUNDS = {"blocks": 0, "gripper": 0, "logistics": 4, "visitall": 0}
+# Best-first expansions per problem: Logistics needs more to solve our own medium problems (12/12 at 40,000).
+BEST_BUDGETS = {"blocks": 10_000, "gripper": 10_000, "logistics": 40_000, "visitall": 10_000}
 
 
 def best(domain: str) -> ml_collections.ConfigDict:
@@ -238,6 +240,7 @@ def best(domain: str) -> ml_collections.ConfigDict:
     config.value.kind = "ridge"
     config.decode.strategy = "best_first"
     config.decode.value_weight = BEST_VALUE_WEIGHTS[domain]
+    config.decode.budget = BEST_BUDGETS[domain]
     config.aggregation.rounds = BEST_VALUE_AGGREGATION_ROUNDS[domain]
     config.aggregation.retrain = "value"
     return config

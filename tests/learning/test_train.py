@@ -146,6 +146,7 @@ def test_one_recommended_config_per_domain_beside_the_paper_one():
         assert (paper.value.kind, paper.decode.strategy) == ("none", "beam")
         assert (config.value.kind, config.decode.strategy) == ("ridge", "best_first")
         assert config.decode.value_weight == config_lib.BEST_VALUE_WEIGHTS[domain]
+        assert config.decode.budget == config_lib.BEST_BUDGETS[domain]
         assert config.aggregation.rounds == config_lib.BEST_VALUE_AGGREGATION_ROUNDS[domain]
         assert config_lib.aggregation_retrain(config) == "value" and paper.aggregation.rounds == 0
         config.value.kind, config.aggregation.rounds = "none", 0  # the README's strategy-only ablation
