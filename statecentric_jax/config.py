@@ -8,6 +8,7 @@ same configs without going through a file.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Literal, get_args
 
@@ -217,14 +218,23 @@ def check(config: ml_collections.ConfigDict) -> None:
     decode_config(config)  # raises on a bad decode setting
 
 
-# Best-first priority = cost-to-go + weight x the model's distance (0: the distance only breaks ties),
-# chosen per domain on the validation split and our own larger problems (README, "Beyond the paper").
-BEST_VALUE_WEIGHTS = {"blocks": 1.0, "gripper": 0.0, "logistics": 0.0, "visitall": 1.0}
-# Rounds of expert data aggregation that refit only the cost-to-go, chosen on Logistics' validation
-# split and our own medium and large problems; the other domains have nothing to aggregate or no need.
-BEST_VALUE_AGGREGATION_ROUNDS = {"blocks": 0, "gripper": 0, "logistics": 4, "visitall": 0}
-# Best-first expansions per problem: Logistics needs more to solve our own medium problems (12/12 at 40,000).
-BEST_BUDGETS = {"blocks": 10_000, "gripper": 10_000, "logistics": 40_000, "visitall": 10_000}
+@dataclasses.dataclass(frozen=True)
+class BestSettings:
+    """What the recommended configuration sets per domain, chosen on the validation split and our own
+    larger problems, never a test split (README, "Beyond the paper")."""
+
+    value_weight: float  # best-first priority = cost-to-go + weight x the model's distance (0: it breaks ties)
+    aggregation_rounds: int  # rounds of expert data aggregation that refit only the cost-to-go
+    budget: int  # best-first expansions per problem
+
+
+BEST = {
+    "blocks": BestSettings(value_weight=1.0, aggregation_rounds=0, budget=10_000),
+    "gripper": BestSettings(value_weight=0.0, aggregation_rounds=0, budget=10_000),
+    # Logistics: more expansions and four rounds solve our own medium problems (12/12).
+    "logistics": BestSettings(value_weight=0.0, aggregation_rounds=4, budget=40_000),
+    "visitall": BestSettings(value_weight=1.0, aggregation_rounds=0, budget=10_000),
+}
 
 
 def best(domain: str) -> ml_collections.ConfigDict:
@@ -239,8 +249,9 @@ def best(domain: str) -> ml_collections.ConfigDict:
     config.xgb.n_jobs = 1  # decoding predicts a few rows at a time: one thread is fastest and load-proof
     config.value.kind = "ridge"
     config.decode.strategy = "best_first"
-    config.decode.value_weight = BEST_VALUE_WEIGHTS[domain]
-    config.decode.budget = BEST_BUDGETS[domain]
-    config.aggregation.rounds = BEST_VALUE_AGGREGATION_ROUNDS[domain]
+    settings = BEST[domain]
+    config.decode.value_weight = settings.value_weight
+    config.decode.budget = settings.budget
+    config.aggregation.rounds = settings.aggregation_rounds
     config.aggregation.retrain = "value"
     return config

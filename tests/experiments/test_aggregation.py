@@ -9,7 +9,8 @@ import pytest
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import aggregation, pipeline
-from statecentric_jax.learning import train, value
+from statecentric_jax.learning import train
+from statecentric_jax.learning.value import VALUE_FILE
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.tasks import _section, load_task, read_sexpr
 from statecentric_jax.problems import fast_downward, generators
@@ -117,7 +118,7 @@ def test_retrain_value_refits_only_the_cost_to_go(root, tmp_path, monkeypatch):
     summary = json.loads((run / aggregation.SUMMARY_FILE).read_text())
     assert sum(summary["rounds"][0]["extra_trajectories"].values()) > 0
     assert checkpoint(run / train.CHECKPOINT_DIR) == checkpoint(base / train.CHECKPOINT_DIR)
-    assert (run / value.VALUE_FILE).read_bytes() != (base / value.VALUE_FILE).read_bytes()
+    assert (run / VALUE_FILE).read_bytes() != (base / VALUE_FILE).read_bytes()
 
     del summary["config"]["aggregation"]["retrain"]  # a summary written before the choice existed still resumes
     (run / aggregation.SUMMARY_FILE).write_text(json.dumps(summary))

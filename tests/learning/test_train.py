@@ -145,9 +145,10 @@ def test_one_recommended_config_per_domain_beside_the_paper_one():
         paper = config_lib.table1(domain, "wl", "xgb", "delta")
         assert (paper.value.kind, paper.decode.strategy) == ("none", "beam")
         assert (config.value.kind, config.decode.strategy) == ("ridge", "best_first")
-        assert config.decode.value_weight == config_lib.BEST_VALUE_WEIGHTS[domain]
-        assert config.decode.budget == config_lib.BEST_BUDGETS[domain]
-        assert config.aggregation.rounds == config_lib.BEST_VALUE_AGGREGATION_ROUNDS[domain]
+        settings = config_lib.BEST[domain]
+        assert config.decode.value_weight == settings.value_weight
+        assert config.decode.budget == settings.budget
+        assert config.aggregation.rounds == settings.aggregation_rounds
         assert config_lib.aggregation_retrain(config) == "value" and paper.aggregation.rounds == 0
         config.value.kind, config.aggregation.rounds = "none", 0  # the README's strategy-only ablation
         config_lib.check(config)
