@@ -2,16 +2,18 @@
 
 `decode` runs every instance in lockstep. Each round, every live instance's strategy
 names the nodes it wants expanded; one `Expander` call expands all of them (one model
-call, one embedding call, one jit distance call), and each strategy updates on its own
-children. Strategies (`search/strategies.py`): the paper's beam search, beam search that
-backtracks on dead ends, best-first search with a global closed list and a node budget
-(optionally guided by a learned cost-to-go), and beam restarts with a wider beam.
+call, in a thread of its own beside one embedding call, then one distance call), and
+each strategy updates on its own children. Strategies (`search/strategies.py`): the
+paper's beam search, beam search that backtracks on dead ends, best-first search with a
+global closed list and a node budget (optionally guided by a learned cost-to-go), and
+beam restarts with a wider beam.
 Every plan is executable by construction: it only follows true symbolic successors.
 """
 
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import time
 from collections.abc import Callable, Sequence
 
@@ -36,7 +38,6 @@ def decode(
     """Decode every task in lockstep; results come back in the order of `tasks`."""
     stats = stats if stats is not None else DecodeStats()
     t_begin = time.perf_counter()
-    expander = Expander(model, encoder, config.metric, stats, cost_to_go)
     results: list[DecodeResult | None] = [None] * len(tasks)
 
     def done(index: int, result: DecodeResult) -> None:
@@ -44,35 +45,37 @@ def decode(
         if on_result is not None:
             on_result(result)
 
-    pending = collections.deque(range(len(tasks)))
-    active: list = []  # (instance, strategy)
-    while pending or active:
-        while pending and len(active) < config.max_in_flight:
-            i = pending.popleft()
-            inst = start(i, tasks[i], model, encoder, config)
-            if isinstance(inst, DecodeResult):
-                done(i, inst)
-            elif inst.problem.task.goal_reached(inst.root.state):
-                done(i, finish(inst, Outcome.GOAL, inst.root))
-            else:
-                active.append((inst, make_strategy(config, inst, cost_to_go is not None)))
-        requests, owner = [], []
-        for k, (inst, strategy) in enumerate(active):
-            for node, skip in strategy.select():
-                requests.append((inst.problem, node, skip))
-                owner.append(k)
-        expansions = expander.expand(requests)
-        grouped: list[list] = [[] for _ in active]
-        for k, expansion in zip(owner, expansions):
-            grouped[k].append(expansion)
-        still_active = []
-        for (inst, strategy), mine in zip(active, grouped):
-            inst.steps += 1
-            stop = strategy.update(mine)
-            if stop is None:
-                still_active.append((inst, strategy))
-            else:
-                done(inst.index, finish(inst, *stop))
-        active = still_active
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="model") as model_thread:
+        expander = Expander(model, encoder, config.metric, stats, model_thread, cost_to_go)
+        pending = collections.deque(range(len(tasks)))
+        active: list = []  # (instance, strategy)
+        while pending or active:
+            while pending and len(active) < config.max_in_flight:
+                i = pending.popleft()
+                inst = start(i, tasks[i], model, encoder, config)
+                if isinstance(inst, DecodeResult):
+                    done(i, inst)
+                elif inst.problem.task.goal_reached(inst.root.state):
+                    done(i, finish(inst, Outcome.GOAL, inst.root))
+                else:
+                    active.append((inst, make_strategy(config, inst, cost_to_go is not None)))
+            requests, owner = [], []
+            for k, (inst, strategy) in enumerate(active):
+                for node, skip in strategy.select():
+                    requests.append((inst.problem, node, skip))
+                    owner.append(k)
+            expansions = expander.expand(requests)
+            grouped: list[list] = [[] for _ in active]
+            for k, expansion in zip(owner, expansions):
+                grouped[k].append(expansion)
+            still_active = []
+            for (inst, strategy), mine in zip(active, grouped):
+                inst.steps += 1
+                stop = strategy.update(mine)
+                if stop is None:
+                    still_active.append((inst, strategy))
+                else:
+                    done(inst.index, finish(inst, *stop))
+            active = still_active
     stats.add("total", time.perf_counter() - t_begin)
     return results  # type: ignore[return-value]  # every slot was filled

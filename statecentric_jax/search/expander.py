@@ -7,12 +7,20 @@ told each state's parent), and computes every candidate's distance to its node's
 prediction in one NumPy call. Strategies (beam, best-first, ...) decide which nodes to
 expand and what to keep; they never call the model or the encoder themselves.
 
+The model call runs in `model_thread` while the calling thread enumerates and embeds
+the successors: the two do not depend on each other, and XGBoost and XLA release the GIL,
+so on two cores a step costs about the larger of the two instead of their sum. The
+arithmetic is the same either way, so plans are too.
+
 A node stores the model carry it is expanded with (a pytree row; None for stateless
-models), so any strategy can expand any node in any order with either model kind.
+models), so any strategy can expand any node in any order with either model kind. A node
+may drop its embedding (best-first keeps many nodes that it never expands); the expander
+embeds such a node again, from its parent's state, when it is expanded.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import time
 from collections.abc import Container, Sequence
@@ -41,7 +49,7 @@ class Node:
     """A search node: a state reached by a plan from the initial state."""
 
     state: State
-    embedding: np.ndarray  # φ(state), the model's next input
+    embedding: np.ndarray | None  # φ(state), the model's next input; None: embedded again when expanded
     plan: tuple | None  # linked list (action, parent's plan): no plan copies
     depth: int
     score: float  # the strategy's score (beam: sum of step distances)
@@ -87,10 +95,11 @@ class Expansion:
     values: np.ndarray | None  # [C] cost-to-go estimates, when a cost-to-go model is given
     carry: Any  # the carry the children are expanded with
 
-    def child(self, index: int, score: float) -> Node:
+    def child(self, index: int, score: float, keep_embedding: bool = True) -> Node:
+        """The successor `index` as a node; without its embedding (a row of a large array) if not kept."""
         return Node(
             self.states[index],
-            self.embeddings[index],
+            self.embeddings[index] if keep_embedding else None,
             (self.actions[index], self.node.plan),
             self.node.depth + 1,
             score,
@@ -101,7 +110,7 @@ class Expansion:
 
 @dataclasses.dataclass
 class DecodeStats:
-    """Where decoding time went (seconds)."""
+    """Where decoding time went (seconds); with a model thread, `model` overlaps the others."""
 
     model: float = 0.0
     successors: float = 0.0
@@ -131,24 +140,41 @@ class Expander:
         encoder: StateEncoder,
         metric: scoring.Metric,
         stats: DecodeStats,
+        model_thread: concurrent.futures.Executor,
         cost_to_go: CostToGo | None = None,
     ):
         self.model, self.encoder, self.metric, self.stats = model, encoder, metric, stats
-        self.cost_to_go = cost_to_go
+        self.cost_to_go, self.model_thread = cost_to_go, model_thread
+
+    def _predict(self, states: np.ndarray, goals: np.ndarray, carry: Any) -> tuple[np.ndarray, Any]:
+        t0 = time.perf_counter()
+        targets, carry = self.model.predict_next(states, goals, carry)
+        targets = np.asarray(targets, dtype=np.float32)
+        carry = jax.tree_util.tree_map(np.asarray, carry)  # host rows: slicing per node is then free
+        self.stats.add("model", time.perf_counter() - t0)
+        return targets, carry
+
+    def _embeddings(self, nodes: Sequence[tuple[Problem, Node]]) -> list[np.ndarray]:
+        """The nodes' embeddings; one not kept is embedded again (from its parent's state, as when it was made)."""
+        missing = [(problem, node) for problem, node in nodes if node.embedding is None]
+        if missing:
+            t0 = time.perf_counter()
+            pairs = [(problem.task, node.state) for problem, node in missing]
+            parents = [node.parent.state if node.parent is not None else None for _, node in missing]
+            for (_, node), row in zip(missing, np.asarray(self.encoder.embed(pairs, parents), np.float32)):
+                node.embedding = row
+            self.stats.add("embedding", time.perf_counter() - t0)
+        return [node.embedding for _, node in nodes if node.embedding is not None]
 
     def expand(self, requests: Sequence[tuple[Problem, Node, Container[State]]]) -> list[Expansion]:
         """Expand each (problem, node, states to skip) request; one Expansion per request, in order."""
         if not requests:
             return []
-        # 1. One model call for every node.
-        t0 = time.perf_counter()
-        states = np.stack([node.embedding for _, node, _ in requests])
+        # 1. One model call for every node, in the model thread while 2 and 3 run here.
+        states = np.stack(self._embeddings([(problem, node) for problem, node, _ in requests]))
         goals = np.stack([problem.goal for problem, _, _ in requests])
         carry = stack_carries([node.carry for _, node, _ in requests])
-        targets, carry = self.model.predict_next(states, goals, carry)
-        targets = np.asarray(targets, dtype=np.float32)
-        carry = jax.tree_util.tree_map(np.asarray, carry)  # host rows: slicing per node is then free
-        self.stats.add("model", time.perf_counter() - t0)
+        prediction = self.model_thread.submit(self._predict, states, goals, carry)
 
         # 2. Successors not to be skipped; each distinct state of an instance is embedded once.
         t0 = time.perf_counter()
@@ -183,6 +209,7 @@ class Expander:
         self.stats.add("embedding", time.perf_counter() - t0)
 
         # 4. Distances (and cost-to-go estimates) of every candidate to its node's prediction, in one call.
+        targets, carry = prediction.result()
         t0 = time.perf_counter()
         counts = [len(states_of) for states_of in children]
         owner = np.repeat(np.arange(len(requests)), counts)

@@ -148,6 +148,10 @@ class Restarts:
 
 
 class BestFirst:
+    # Open nodes drop their embeddings: most are never expanded, and for Logistics φ is about half a
+    # node's memory. Each expansion then embeds one state again (beside its ~75 children).
+    keeps_embeddings = False
+
     def __init__(self, inst: Instance, config: DecodeConfig, guided: bool):
         self.inst, self.config, self.guided = inst, config, guided
         self.closed = {inst.root.state}
@@ -178,7 +182,7 @@ class BestFirst:
                     continue
                 self.closed.add(state)
                 summed = float(np.float32(expansion.node.score) + expansion.distances[index])
-                child = expansion.child(index, summed)
+                child = expansion.child(index, summed, keep_embedding=self.keeps_embeddings)
                 if self.inst.problem.task.goal_reached(state):
                     return Outcome.GOAL, child
                 heapq.heappush(self.open, (self._priority(expansion, index, summed), next(self.tie), child))

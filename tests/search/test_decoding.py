@@ -1,5 +1,7 @@
 """Plan decoding: oracle models reproduce known plans; batching changes nothing."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -129,3 +131,28 @@ def test_real_fsf_encoder_too_small_fails_that_instance(tasks):
     results = decode(tasks, ConstantModel(encoder.dim), encoder, DecodeConfig(horizon_base=5))
     assert not results[1].solved and results[1].outcome.startswith("cannot encode")
     assert results[0].steps > 0 and results[2].steps > 0
+
+
+class _ThreadRecordingModel(ConstantModel):
+    """Records the thread of every model call; fails on demand."""
+
+    def __init__(self, dim, fail=False):
+        super().__init__(dim)
+        self.threads, self.fail = set(), fail
+
+    def predict_next(self, states, goals, carry):
+        self.threads.add(threading.current_thread().name)
+        if self.fail:
+            raise RuntimeError("model broke")
+        return super().predict_next(states, goals, carry)
+
+
+def test_model_runs_beside_the_embedding_and_its_errors_surface(tasks):
+    encoder = AtomEncoder()
+    model = _ThreadRecordingModel(encoder.dim)
+    config = DecodeConfig(beam_width=3, horizon_base=25)
+    plans = [r.plan for r in decode(tasks, model, encoder, config)]
+    assert threading.current_thread().name not in model.threads and all(n.startswith("model") for n in model.threads)
+    assert plans == [r.plan for r in decode_sequential(tasks, model, encoder, config)]
+    with pytest.raises(RuntimeError, match="model broke"):
+        decode(tasks, _ThreadRecordingModel(encoder.dim, fail=True), encoder, config)

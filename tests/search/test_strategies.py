@@ -8,12 +8,14 @@ import sys
 import numpy as np
 import pytest
 
+from statecentric_jax.embedding.encoders import fit_encoder
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.search.base import STRATEGIES, DecodeConfig
 from statecentric_jax.search.decoding import decode
+from statecentric_jax.search.strategies import BestFirst
 from tests.search.blocks import DOMAIN, PLANS, AtomEncoder, OracleModel, problem
 
 GUIDED = ["beam_backtrack", "restarts", "best_first"]
@@ -111,6 +113,40 @@ def test_best_first_is_complete_and_cost_to_go_makes_it_optimal(towers):
     )
     assert [len(r.plan) for r in guided] == [_goal_distances(t)[t.init] for t in towers]
     assert all(r.solved for r in guided)
+
+
+class ShiftModel:
+    """Predicts the node's own embedding plus a fixed random step, so every node's φ matters."""
+
+    def __init__(self, dim, seed):
+        self.step = np.random.default_rng(seed).normal(size=dim).astype(np.float32)
+
+    def init_carry(self, batch_size):
+        return None
+
+    def predict_next(self, states, goals, carry):
+        return states + self.step, carry
+
+
+@pytest.mark.parametrize("encoding", ["atoms", "wl"])
+def test_best_first_drops_open_embeddings_without_changing_plans(towers, monkeypatch, encoding):
+    encoder = AtomEncoder() if encoding == "atoms" else fit_encoder("wl", "blocks", [(t, [t.init]) for t in towers])
+    embedded_rows = []
+    embed = encoder.embed
+
+    def counting_embed(pairs, parents=None):
+        embedded_rows.append(len(pairs))
+        return embed(pairs, parents)
+
+    monkeypatch.setattr(encoder, "embed", counting_embed)
+    config = DecodeConfig(strategy="best_first", metric="euclidean", budget=300)
+    dropped = decode(towers, ShiftModel(encoder.dim, seed=2), encoder, config)
+    rows_dropped, embedded_rows[:] = sum(embedded_rows), []
+    monkeypatch.setattr(BestFirst, "keeps_embeddings", True)
+    kept = decode(towers, ShiftModel(encoder.dim, seed=2), encoder, config)
+    assert [r.plan for r in dropped] == [r.plan for r in kept]
+    assert [r.steps for r in dropped] == [r.steps for r in kept] and any(r.steps > 5 for r in kept)
+    assert rows_dropped > sum(embedded_rows)  # the expanded nodes, embedded again
 
 
 @pytest.mark.parametrize("strategy", GUIDED)
