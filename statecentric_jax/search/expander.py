@@ -14,8 +14,8 @@ arithmetic is the same either way, so plans are too.
 
 A node stores the model carry it is expanded with (a pytree row; None for stateless
 models), so any strategy can expand any node in any order with either model kind. A node
-may drop its embedding (best-first keeps many nodes that it never expands); the expander
-embeds such a node again, from its parent's state, when it is expanded.
+may come without its embedding (best-first keeps many nodes that it never expands, in a
+compact form); the expander embeds such a node, from its parent's state, when it expands it.
 """
 
 from __future__ import annotations
@@ -95,11 +95,10 @@ class Expansion:
     values: np.ndarray | None  # [C] cost-to-go estimates, when a cost-to-go model is given
     carry: Any  # the carry the children are expanded with
 
-    def child(self, index: int, score: float, keep_embedding: bool = True) -> Node:
-        """The successor `index` as a node; without its embedding (a row of a large array) if not kept."""
+    def child(self, index: int, score: float) -> Node:
         return Node(
             self.states[index],
-            self.embeddings[index] if keep_embedding else None,
+            self.embeddings[index],
             (self.actions[index], self.node.plan),
             self.node.depth + 1,
             score,

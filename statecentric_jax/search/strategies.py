@@ -26,10 +26,11 @@ import itertools
 import math
 import operator
 from collections.abc import Container, Sequence
-from typing import Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from statecentric_jax.planning.packing import PackedStates, StatePacker
 from statecentric_jax.search.base import DecodeConfig, Instance, Outcome
 from statecentric_jax.search.expander import Expansion, Node
 
@@ -147,23 +148,38 @@ class Restarts:
         return None
 
 
+class _Open(NamedTuple):
+    """An open node of best-first search, kept small: most are never expanded."""
+
+    key: bytes  # the state, packed
+    action: str
+    score: float
+    parent: Node
+    carry: Any
+
+
 class BestFirst:
-    # Open nodes drop their embeddings: most are never expanded, and for Logistics φ is about half a
-    # node's memory. Each expansion then embeds one state again (beside its ~75 children).
-    keeps_embeddings = False
+    """Open nodes and the closed list hold packed states (`planning/packing.py`) and no embeddings,
+    about a sixth of a full node's memory; a node becomes a `Node` again when it is expanded."""
 
     def __init__(self, inst: Instance, config: DecodeConfig, guided: bool):
         self.inst, self.config, self.guided = inst, config, guided
-        self.closed = {inst.root.state}
+        self.packer = StatePacker(inst.problem.task)
+        self.closed = PackedStates(self.packer)
+        self.closed.add(self.packer.pack(inst.root.state))
         self.tie = itertools.count()
         self.open: list = [((0.0,), next(self.tie), inst.root)]
         self.expanded, self.cut_by_horizon = 0, False
 
     def select(self) -> list[tuple[Node, Container]]:
         while self.open:
-            _, _, node = heapq.heappop(self.open)
-            if node.depth < self.inst.horizon:
-                return [(node, self.closed)]
+            _, _, entry = heapq.heappop(self.open)
+            if isinstance(entry, _Open):
+                state = self.packer.unpack(entry.key)
+                plan = (entry.action, entry.parent.plan)
+                entry = Node(state, None, plan, entry.parent.depth + 1, entry.score, entry.carry, entry.parent)
+            if entry.depth < self.inst.horizon:
+                return [(entry, self.closed)]
             self.cut_by_horizon = True
         return []
 
@@ -178,14 +194,15 @@ class BestFirst:
         self.expanded += len(expansions)
         for expansion in expansions:
             for index, state in enumerate(expansion.states):
-                if state in self.closed:
+                key = self.packer.pack(state)
+                if key in self.closed:
                     continue
-                self.closed.add(state)
+                self.closed.add(key)
                 summed = float(np.float32(expansion.node.score) + expansion.distances[index])
-                child = expansion.child(index, summed, keep_embedding=self.keeps_embeddings)
                 if self.inst.problem.task.goal_reached(state):
-                    return Outcome.GOAL, child
-                heapq.heappush(self.open, (self._priority(expansion, index, summed), next(self.tie), child))
+                    return Outcome.GOAL, expansion.child(index, summed)
+                entry = _Open(key, expansion.actions[index], summed, expansion.node, expansion.carry)
+                heapq.heappush(self.open, (self._priority(expansion, index, summed), next(self.tie), entry))
         if not self.open:
             return (Outcome.HORIZON if self.cut_by_horizon else Outcome.DEAD_END), None
         if self.expanded >= self.config.budget:

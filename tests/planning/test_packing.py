@@ -1,0 +1,34 @@
+"""Packed states: a round trip gives the state back, and equal states, however built, share one key."""
+
+import random
+
+import pytest
+
+from statecentric_jax.planning.packing import PackedStates, StatePacker
+from statecentric_jax.planning.successors import SuccessorGenerator
+from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import layout
+
+
+@pytest.mark.parametrize("domain", layout.DOMAINS)
+def test_round_trip_and_one_key_per_state_on_random_walks(data_root, domain):
+    task = load_task(layout.domain_file(data_root, domain), layout.problem_files(data_root, domain, "validation")[-1])
+    packer, generator, rng = StatePacker(task), SuccessorGenerator(task), random.Random(0)
+    seen, state = PackedStates(packer), task.init
+    keys: dict[frozenset, bytes] = {}
+    for _ in range(80):
+        key = packer.pack(state)
+        assert packer.unpack(key) == state
+        assert packer.pack(frozenset(sorted(state, reverse=True))) == key  # another insertion order
+        assert keys.setdefault(state, key) == key and len(set(keys.values())) == len(keys)
+        seen.add(key)
+        assert state in seen and key in seen
+        state = rng.choice(generator.successors(state))[1]
+    assert task.init in seen and frozenset() not in seen
+
+
+def test_an_atom_the_task_never_holds_is_refused(data_root):
+    problem_file = layout.problem_files(data_root, "blocks", "validation")[0]
+    task = load_task(layout.domain_file(data_root, "blocks"), problem_file)
+    with pytest.raises(KeyError):
+        StatePacker(task).pack(task.init | {"(no-such-atom)"})
