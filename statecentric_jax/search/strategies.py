@@ -159,8 +159,8 @@ class _Open(NamedTuple):
 
 
 class BestFirst:
-    """Open nodes and the closed list hold packed states (`planning/packing.py`) and no embeddings,
-    about a sixth of a full node's memory; a node becomes a `Node` again when it is expanded."""
+    """Open nodes and the closed list hold packed states (`planning/packing.py`) and no embeddings
+    (see the README for the memory saved); a node becomes a `Node` again when it is expanded."""
 
     def __init__(self, inst: Instance, config: DecodeConfig, guided: bool):
         self.inst, self.config, self.guided = inst, config, guided
