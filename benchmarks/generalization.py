@@ -54,6 +54,9 @@ _WORKDIR = flags.DEFINE_string("workdir", "runs/generalization", "Models and gen
 _BUDGET = flags.DEFINE_integer("budget", 10_000, "Node expansions per problem for the non-beam strategies.")
 _CANDIDATES = flags.DEFINE_list("candidates", None, "Candidate names to run, comma-separated (default: all).")
 _VALUE_ALPHA = flags.DEFINE_float("value_alpha", 10.0, "Ridge strength of the cost-to-go.")
+_PATH_WEIGHT = flags.DEFINE_float(
+    "path_weight", 0.0, "Best-first with the cost-to-go: + this x plan length so far (decode.path_weight)."
+)
 _VALUE_FEATURES = flags.DEFINE_enum("value_features", "state", ["state", "state_goal"], "Cost-to-go features.")
 _REFERENCE_PLANS = flags.DEFINE_string(
     "reference_plans", None, "A generate_plans workdir with Fast Downward plans for these problems (plan-length ratio)."
@@ -194,6 +197,7 @@ def evaluate(
         budget=_BUDGET.value,
         priority=candidate.priority,
         value_weight=candidate.value_weight,
+        path_weight=_PATH_WEIGHT.value,
     )
     domain_file = layout.domain_file(root, domain)
     tasks = [load_task(domain_file, p) for p in layout.problem_files(root, domain, split)]

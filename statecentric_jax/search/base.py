@@ -44,6 +44,7 @@ class DecodeConfig:
     budget: int = 10_000  # node expansions per instance (all strategies but the paper's beam)
     priority: Priority = "cumulative"  # best-first without a cost-to-go: sum of step distances, or the last one
     value_weight: float = 0.0  # best-first with a cost-to-go: value + weight * distance (0: distance breaks ties)
+    path_weight: float = 0.0  # best-first with a cost-to-go: + weight * plan length so far (0: greedy)
 
     def __post_init__(self) -> None:
         scoring.check_metric(self.metric)
@@ -54,6 +55,7 @@ class DecodeConfig:
             "horizon_base": 1,
             "horizon_per_object": 0,
             "value_weight": 0,
+            "path_weight": 0,
         }
         for name, least in minimum.items():
             if not getattr(self, name) >= least:

@@ -12,8 +12,8 @@ all model, embedding and distance work, batched across instances.
   the node budget is spent.
 - `best_first`: greedy best-first search with one closed list per instance and a node
   budget, complete on finite state spaces. Priority: the summed or last-step distance to
-  the model's predictions, or a learned cost-to-go (plus `value_weight` × distance; the
-  distance breaks ties).
+  the model's predictions, or a learned cost-to-go (plus `value_weight` × distance, plus
+  `path_weight` × the plan length so far, as weighted A* does; the distance breaks ties).
 - `restarts`: the paper's beam; when it fails, start again with twice the width, until the
   node budget is spent.
 """
@@ -187,7 +187,8 @@ class BestFirst:
         distance = float(expansion.distances[index])
         if self.guided:
             assert expansion.values is not None
-            return (float(expansion.values[index]) + self.config.value_weight * distance, distance)
+            value = float(expansion.values[index]) + self.config.value_weight * distance
+            return (value + self.config.path_weight * (expansion.node.depth + 1), distance)
         return (summed if self.config.priority == "cumulative" else distance,)
 
     def update(self, expansions: Sequence[Expansion]) -> Stop | None:

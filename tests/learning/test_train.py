@@ -148,6 +148,7 @@ def test_one_recommended_config_per_domain_beside_the_paper_one():
         settings = config_lib.BEST[domain]
         assert config.decode.value_weight == settings.value_weight
         assert config.decode.budget == settings.budget
+        assert config.decode.path_weight == settings.path_weight and paper.decode.path_weight == 0.0
         assert config.aggregation.rounds == settings.aggregation_rounds
         assert config_lib.aggregation_retrain(config) == "value" and paper.aggregation.rounds == 0
         config.value.kind, config.aggregation.rounds = "none", 0  # the README's strategy-only ablation

@@ -142,7 +142,8 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
             if task.goal_reached(child):
                 return [*plan, action]
             if cost_to_go is not None:
-                priority = (float(values[i]) + config.value_weight * distance, distance)
+                value = float(values[i]) + config.value_weight * distance
+                priority = (value + config.path_weight * (len(plan) + 1), distance)
             else:
                 priority = (summed if config.priority == "cumulative" else distance,)
             heapq.heappush(heap, (priority, next(tie), child, embeddings[i], [*plan, action], summed, child_carry))
@@ -175,7 +176,7 @@ class LinearCostToGo:
 
 
 @pytest.mark.parametrize("encoding", ["atoms", "wl"])
-@pytest.mark.parametrize("guidance", ["cumulative", "last", "cost-to-go", "cost-to-go + distance"])
+@pytest.mark.parametrize("guidance", ["cumulative", "last", "cost-to-go", "cost-to-go + distance", "cost-to-go + path"])
 def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
     """Batched, with packed open nodes that are embedded again when expanded: the same plans."""
     problems = tasks + towers
@@ -184,7 +185,11 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
     config = DecodeConfig(strategy="best_first", metric="euclidean", budget=200, horizon_base=12)
     if guidance.startswith("cost-to-go"):
         cost_to_go = LinearCostToGo(encoder.dim, seed=3)
-        config = dataclasses.replace(config, value_weight=1.0 if "distance" in guidance else 0.0)
+        weights = {
+            "value_weight": 1.0 if "distance" in guidance else 0.0,
+            "path_weight": 0.5 if "path" in guidance else 0.0,
+        }
+        config = dataclasses.replace(config, **weights)
     else:
         config = dataclasses.replace(config, priority=guidance)
     results = decode(problems, model, encoder, config, cost_to_go=cost_to_go)
