@@ -12,7 +12,8 @@ time relative to the paper's beam on the same problems.
 `--aggregation_rounds=0,1,2` adds the same model after that many rounds of expert data
 aggregation (`experiments/aggregation.py`, decoding best-first on the train and validation
 problems), with each round's planner calls; `--aggregation_retrain=value` refits only the
-cost-to-go in those rounds. `--ensemble_members=lstm:state` adds that model averaged with the
+cost-to-go in those rounds; `--alternative_plans=k` gives every model up to k other optimal plans per
+train/validation problem first (aggregation round 0). `--ensemble_members=lstm:state` adds that model averaged with the
 members (`config.ensemble.members`, trained beside it with the same data and seed).
 
 Settings are selected on these tables only; the paper's test splits are never decoded here
@@ -68,6 +69,9 @@ _ENSEMBLE = flags.DEFINE_string(
     "ensemble_members", "", "Also the model in an ensemble with these (config.ensemble.members), e.g. lstm:state."
 )
 _PLANNER_CALLS = flags.DEFINE_integer("max_planner_calls", 200, "Fast Downward calls per aggregation round.")
+_ALTERNATIVES = flags.DEFINE_integer(
+    "alternative_plans", 0, "Other optimal plans per train/validation problem (config aggregation.alternative_plans)."
+)
 _RETRAIN = flags.DEFINE_enum(
     "aggregation_retrain", "all", ["all", "value"], "What each aggregation round refits (config aggregation.retrain)."
 )
@@ -130,15 +134,20 @@ def write_own_problems(root: pathlib.Path, domain: str, split: str) -> None:
         write_text(folder / f"{name}.pddl", getattr(generators, generator)(**arguments, name=name))
 
 
-def train(domain: str, workdir: pathlib.Path, rounds: int = 0, members: str = "") -> pathlib.Path:
+def train(
+    domain: str, workdir: pathlib.Path, rounds: int = 0, members: str = "", alternatives: int = 0
+) -> pathlib.Path:
     """The WL-XGB delta transition model with a ridge cost-to-go, trained once; with `rounds`, that
     model after as many rounds of expert data aggregation (decoding best-first), continuing the
-    run with one round less; with `members`, that model in an ensemble with them."""
+    run with one round less; with `alternatives`, that many other optimal plans per problem first
+    (round 0); with `members`, that model in an ensemble with them."""
     name = f"model-{_VALUE_FEATURES.value}-alpha{_VALUE_ALPHA.value:g}"
     if members:
         name += "-ensemble-" + "+".join(s.strip().replace(":", "_") for s in members.split(","))
-    if rounds:
+    if rounds or alternatives:
         name += f"-aggregation{rounds}-calls{_PLANNER_CALLS.value}" + ("-value" if _RETRAIN.value == "value" else "")
+    if alternatives:
+        name += f"-alternatives{alternatives}"
     run = workdir / domain / name
     config = config_lib.table1(domain, "wl", "xgb", "delta")
     config.data.pddl_root = _PDDL_ROOT.value
@@ -148,7 +157,7 @@ def train(domain: str, workdir: pathlib.Path, rounds: int = 0, members: str = ""
     config.value.alpha = _VALUE_ALPHA.value
     config.value.features = _VALUE_FEATURES.value
     config.ensemble.members = members
-    if rounds == 0:
+    if rounds == 0 and alternatives == 0:
         if (run / CONFIG_FILE).exists():
             pipeline.build_ensembles(pipeline.resolved(config), {config.seed: run})  # what a killed run lacks
         else:
@@ -158,8 +167,11 @@ def train(domain: str, workdir: pathlib.Path, rounds: int = 0, members: str = ""
     config.aggregation.rounds = rounds
     config.aggregation.max_planner_calls = _PLANNER_CALLS.value
     config.aggregation.retrain = _RETRAIN.value
+    config.aggregation.alternative_plans = alternatives
     if not run.exists():  # go on from the run with one round less (its finished rounds are kept)
-        shutil.copytree(train(domain, workdir, rounds - 1), run)
+        shutil.copytree(
+            train(domain, workdir, rounds - 1, alternatives=alternatives) if rounds else train(domain, workdir), run
+        )
     pipeline.aggregate(pipeline.resolved(config), run)
     return run
 
@@ -232,10 +244,14 @@ def main(argv):
         for split in set(_SPLITS.value) & set(OWN_PROBLEMS):
             write_own_problems(own_root, domain, split)
         runs = {}  # row suffix -> run; "" is the model alone
+        alternatives = _ALTERNATIVES.value
         for rounds in parse_ints("aggregation_rounds", _AGGREGATION.value):
-            runs[f" + aggregation x{rounds}" if rounds else ""] = run = train(domain, workdir, rounds)
-            if rounds:
-                print(f"\n{domain} aggregation x{rounds}: {aggregation_line(run)}")
+            suffix = (f" + aggregation x{rounds}" if rounds else "") + (
+                f" + {alternatives} other optimal plans" if alternatives else ""
+            )
+            runs[suffix] = run = train(domain, workdir, rounds, alternatives=alternatives)
+            if rounds or alternatives:
+                print(f"\n{domain}{suffix}: {aggregation_line(run)}")
         if _ENSEMBLE.value:
             runs[f" + ensemble with {_ENSEMBLE.value}"] = train(domain, workdir, members=_ENSEMBLE.value)
         for split in _SPLITS.value:

@@ -82,6 +82,7 @@ def base() -> ml_collections.ConfigDict:
     config.aggregation.time_limit = 60.0  # seconds per planner call
     config.aggregation.splits = "train,validation"  # whose problems are decoded; never a test split
     config.aggregation.retrain = "all"  # each round refits "all" (transition model, cost-to-go) or the "value" only
+    config.aggregation.alternative_plans = 0  # round 0: up to this many other optimal plans per problem; 0: off
 
     config.ensemble = ml_collections.ConfigDict()  # more models averaged with this one (learning/ensemble.py)
     config.ensemble.members = ""  # comma-separated kind:mode, e.g. "lstm:state"; "": off, the paper's one model
@@ -109,6 +110,16 @@ def aggregation_rounds(config: ml_collections.ConfigDict) -> int:
     return config.aggregation.rounds if "aggregation" in config else 0
 
 
+def alternative_plans(config: ml_collections.ConfigDict) -> int:
+    """Other optimal plans per train/validation problem (aggregation round 0); 0 for runs from before it existed."""
+    return config.aggregation.get("alternative_plans", 0) if "aggregation" in config else 0
+
+
+def aggregates(config: ml_collections.ConfigDict) -> bool:
+    """Whether the run adds expert data after its first training: rounds of aggregation or other optimal plans."""
+    return aggregation_rounds(config) > 0 or alternative_plans(config) > 0
+
+
 def aggregation_retrain(config: ml_collections.ConfigDict) -> str:
     """What each aggregation round refits; "all" for runs from before the choice existed."""
     return config.aggregation.get("retrain", "all") if "aggregation" in config else "all"
@@ -132,8 +143,11 @@ def ensemble_members(config: ml_collections.ConfigDict) -> list[tuple[str, str]]
             reason = (
                 f"'{spec}' is already in the ensemble (the configured model is {config.model.kind}:{config.model.mode})"
             )
-        elif aggregation_rounds(config) > 0:
-            reason = "not combined with aggregation.rounds > 0 yet (the members would miss the aggregated data)"
+        elif aggregates(config):
+            reason = (
+                "not combined with aggregation.rounds or aggregation.alternative_plans > 0 yet"
+                " (the members would miss the aggregated data)"
+            )
         else:
             members.append((kind, mode))
             continue
@@ -152,8 +166,11 @@ def ensemble_member(config: ml_collections.ConfigDict, kind: str, mode: str) -> 
 def _check_aggregation(config: ml_collections.ConfigDict) -> None:
     if "aggregation" not in config:
         return
-    for name, least in (("rounds", 0), ("max_planner_calls", 1)):
-        value = config.aggregation[name]
+    for name, value, least in (
+        ("rounds", config.aggregation.rounds, 0),
+        ("max_planner_calls", config.aggregation.max_planner_calls, 1),
+        ("alternative_plans", alternative_plans(config), 0),
+    ):
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise InputError(None, f"config aggregation.{name}={value!r} must be an integer >= {least}")
     if not isinstance(config.aggregation.time_limit, (int, float)) or not config.aggregation.time_limit > 0:
@@ -161,7 +178,7 @@ def _check_aggregation(config: ml_collections.ConfigDict) -> None:
     retrain = aggregation_retrain(config)
     if retrain not in AGGREGATION_RETRAIN:
         raise InputError(None, f"config aggregation.retrain={retrain!r} is not one of {', '.join(AGGREGATION_RETRAIN)}")
-    if retrain == "value" and value_kind(config) == "none" and aggregation_rounds(config) > 0:
+    if retrain == "value" and value_kind(config) == "none" and aggregates(config):
         raise InputError(None, "config aggregation.retrain='value' refits the cost-to-go: set value.kind")
     splits = aggregation_splits(config)
     if not splits or not set(splits) <= set(AGGREGATION_SPLITS):

@@ -18,6 +18,13 @@ unsolved instance that reports no path (best-first out of budget) is rolled out 
 paper's beam search instead, the learned policy's own path. The training problems stay the
 same; only the labelled states grow.
 
+`aggregation.alternative_plans=k` adds a round 0 before them, without decoding: up to k other
+optimal plans per problem, to show the model more than one expert path. Each leaves the expert's
+plan s_0..s_T at some step t for another successor s' with t + 1 + h*(s') = T (one planner call
+per candidate s', at most `_TRIES_PER_PLAN` x k calls per problem) and becomes the trajectory
+s_t, s', ... to the goal. Candidates whose action the expert takes later come first (doing an
+independent action earlier keeps the plan optimal), each group in a fixed pseudo-random order.
+
 On disk, inside the run's workdir:
 
   aggregation.json                          finished rounds: decoded, solved, deviations, extra
@@ -27,6 +34,7 @@ On disk, inside the run's workdir:
   aggregation/round<k>/trajectories.jsonl   the round's trajectories (plan_generation's format,
                                             plus split, source_file, step, round)
   aggregation/round<k>/collected.json       written last: the round's data is complete
+                                            (round0: the other optimal plans, when configured)
 
 A killed round resumes: its finished planner calls are read back, and a round whose data is
 complete only retrains. Finished rounds (listed in aggregation.json) are never redone.
@@ -40,6 +48,7 @@ import json
 import math
 import os
 import pathlib
+import random
 import shutil
 import time
 from collections.abc import Sequence
@@ -50,12 +59,13 @@ from absl import logging
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
-from statecentric_jax.embedding.datasets import EmbeddedSplit
+from statecentric_jax.embedding.datasets import EmbeddedSplit, trajectories_path
 from statecentric_jax.embedding.encoders import Encoder
 from statecentric_jax.experiments.evaluation import cost_to_go_for
 from statecentric_jax.learning import train, value
 from statecentric_jax.planning.plans import simulate
-from statecentric_jax.planning.tasks import Task, load_task, problem_from_state
+from statecentric_jax.planning.successors import SuccessorGenerator
+from statecentric_jax.planning.tasks import Task, load_task, normalize_action, problem_from_state
 from statecentric_jax.problems import fast_downward, layout
 from statecentric_jax.problems.plan_generation import read_trajectories
 from statecentric_jax.search.base import decode_config
@@ -63,6 +73,7 @@ from statecentric_jax.search.decoding import decode
 
 SUMMARY_FILE = "aggregation.json"
 AGGREGATION_DIR = "aggregation"
+_TRIES_PER_PLAN = 3  # round 0: planner calls per wanted plan and problem, at most
 
 
 class _Capped(Exception):
@@ -115,13 +126,19 @@ def _stale(workdir: pathlib.Path, summary: dict) -> bool:
     return bool(summary["rounds"]) and summary["model"] != _model_digest(workdir)
 
 
+def _round_indices(config: ml_collections.ConfigDict) -> list[int]:
+    """The configured rounds in order: 0 (other optimal plans) when alternative_plans > 0, then 1..rounds."""
+    first = 0 if config_lib.alternative_plans(config) else 1
+    return list(range(first, config_lib.aggregation_rounds(config) + 1))
+
+
 def pending(config: ml_collections.ConfigDict, workdir: str | os.PathLike) -> bool:
     """Whether `workdir` lacks some configured round, or its model is not the last round's (cheap)."""
-    rounds, workdir = config_lib.aggregation_rounds(config), pathlib.Path(workdir)
-    if rounds == 0:
+    rounds, workdir = _round_indices(config), pathlib.Path(workdir)
+    if not rounds:
         return False
     summary = _read_summary(workdir, config)
-    return len(summary["rounds"]) < rounds or _stale(workdir, summary)
+    return len(summary["rounds"]) < len(rounds) or _stale(workdir, summary)
 
 
 def _state_key(task: Task, state: frozenset[str]) -> str:
@@ -145,21 +162,22 @@ class _Planner:
         self.round, self.cap = round_index, settings.max_planner_calls
         self.search = fast_downward.SearchConfig(fast_downward.ASTAR_LMCUT, float(settings.time_limit))
         self.known: dict[str, float | None] = {}  # state key -> h* from earlier rounds
-        for k in range(1, round_index):
+        for k in range(round_index):
             for path in sorted((workdir / AGGREGATION_DIR / f"round{k}" / "calls").glob("*.json")):
                 record = _read_json(path)
                 if record is not None:
                     self.known[record["key"]] = _cost(record)
         self.records: dict[str, dict] = {}  # this round's calls, by state key
 
-    def optimal(self, split: str, task: Task, step: int, state: frozenset[str]) -> float | None:
-        """h*(state): a plan length, inf if unsolvable, None if the planner gave up; raises _Capped."""
+    def optimal(self, split: str, task: Task, step: int, state: frozenset[str], tag: str = "") -> float | None:
+        """h*(state): a plan length, inf if unsolvable, None if the planner gave up; raises _Capped.
+        `tag` tells apart the files of several states probed at one step."""
         _guard(split)
         key = _state_key(task, state)
         if key in self.known:
             return self.known[key]
         if key not in self.records:
-            name = f"{split}-{pathlib.Path(task.problem_file).stem}-t{step:04d}"
+            name = f"{split}-{pathlib.Path(task.problem_file).stem}-t{step:04d}{tag}"
             cached = _read_json(self.dir / "calls" / f"{name}.json")
             if len(self.records) >= self.cap:
                 raise _Capped
@@ -191,6 +209,10 @@ class _Planner:
         }
         write_text(self.dir / "calls" / f"{name}.json", json.dumps(record) + "\n")
         return record
+
+    def plan(self, task: Task, state: frozenset[str]) -> list[str]:
+        """This round's optimal plan from `state`, after `optimal` found it."""
+        return self.records[_state_key(task, state)]["plan"]
 
 
 def _cost(record: dict) -> float | None:
@@ -300,16 +322,21 @@ def _collect(
     trajectories = [
         _trajectory(r, tasks[r["source_file"]], round_index) for r in records if r["status"] == "solved" and r["plan"]
     ]
-    round_dir = planner.dir
-    round_dir.mkdir(parents=True, exist_ok=True)
-    write_text(round_dir / "trajectories.jsonl", "".join(json.dumps(t) + "\n" for t in trajectories))
     splits = config_lib.aggregation_splits(config)
+    decoded_counts = {s: sum(d.split == s for d in decoded) for s in splits}
+    solved = {s: sum(d.split == s and d.solved for d in decoded) for s in splits}
+    counts = {"decoded": decoded_counts, "solved": solved, "analysed": analysed, "deviations": deviations}
+    return _finish_round(planner, splits, trajectories, counts, start)
+
+
+def _finish_round(planner: _Planner, splits: list[str], trajectories: list[dict], counts: dict, start: float) -> dict:
+    """Write the round's trajectories, then its statistics (`collected.json`, last: the round is complete)."""
+    records = list(planner.records.values())
+    planner.dir.mkdir(parents=True, exist_ok=True)
+    write_text(planner.dir / "trajectories.jsonl", "".join(json.dumps(t) + "\n" for t in trajectories))
     stats = {
-        "round": round_index,
-        "decoded": {s: sum(d.split == s for d in decoded) for s in splits},
-        "solved": {s: sum(d.split == s and d.solved for d in decoded) for s in splits},
-        "analysed": analysed,
-        "deviations": deviations,
+        "round": planner.round,
+        **counts,
         "planner_calls": len(records),
         "planner_failures": sum(r["status"] not in ("solved", "unsolvable") for r in records),
         "planner_seconds": round(sum(r["seconds"] for r in records), 3),
@@ -317,8 +344,78 @@ def _collect(
         "extra_states": sum(len(t["states"]) for t in trajectories),
         "collect_seconds": round(time.perf_counter() - start, 3),
     }
-    write_text(round_dir / "collected.json", json.dumps(stats, indent=1) + "\n")
+    write_text(planner.dir / "collected.json", json.dumps(stats, indent=1) + "\n")
     return stats
+
+
+def _alternatives(
+    planner: _Planner, split: str, task: Task, expert: list[frozenset[str]], plan: list[str], wanted: int
+) -> list[dict]:
+    """Up to `wanted` optimal plans that leave the expert's path s_0..s_T at some step t (see the module
+    docstring), as trajectories from s_t; raises _Capped when the round's planner calls run out."""
+    length = len(expert) - 1
+    successors = SuccessorGenerator(task)
+    actions = [normalize_action(a) for a in plan]
+    candidates = [
+        (action not in actions[t + 1 :], t, index, action, child)
+        for t in range(length)
+        for index, (op, child) in enumerate(successors.successors(expert[t]))
+        if child != expert[t + 1]
+        for action in [normalize_action(op.name)]
+    ]
+    stem = pathlib.Path(task.problem_file).stem
+    random.Random(stem).shuffle(candidates)  # the same order in every run and seed
+    candidates.sort(key=lambda c: c[0])  # an expert's later action done earlier first: often optimal too
+    found: list[dict] = []
+    for _, t, index, action, child in candidates[: _TRIES_PER_PLAN * wanted]:
+        if len(found) == wanted:
+            break
+        if planner.optimal(split, task, t + 1, child, tag=f"-a{index:03d}") != length - t - 1:
+            continue
+        plan = [action, *planner.plan(task, child)]
+        found.append(
+            {
+                "problem": f"{split}-{stem}-alternative{len(found)}",
+                "problem_file": task.problem_file,
+                "domain_file": task.domain_file,
+                "plan": plan,
+                "static": sorted(task.static),
+                "states": [sorted(s) for s in simulate(dataclasses.replace(task, init=expert[t]), plan)],
+                "split": split,
+                "source_file": task.problem_file,
+                "step": t,
+                "round": 0,
+            }
+        )
+    return found
+
+
+def _collect_alternatives(config: ml_collections.ConfigDict, workdir: pathlib.Path, plans_dir: pathlib.Path) -> dict:
+    """Round 0: other optimal plans of each train/validation problem; writes its trajectories and statistics."""
+    start = time.perf_counter()
+    planner = _Planner(workdir, 0, config.aggregation)
+    domain = config.data.domain
+    domain_file = layout.domain_file(config.data.pddl_root, domain).resolve()
+    splits = config_lib.aggregation_splits(config)
+    trajectories: list[dict] = []
+    analysed = 0
+    try:
+        for split in splits:
+            _guard(split)
+            optimal = _expert_optimal(plans_dir, domain, split)
+            folder = (layout.domain_dir(config.data.pddl_root, domain) / split).resolve()
+            for record in read_trajectories(trajectories_path(plans_dir, domain, split)):
+                if record["problem"] not in optimal:  # the expert's plan is not known to be optimal
+                    continue
+                task = load_task(domain_file, folder / f"{record['problem']}.pddl")
+                expert = [frozenset(state) for state in record["states"]]
+                wanted = config_lib.alternative_plans(config)
+                trajectories += _alternatives(planner, split, task, expert, record["plan"], wanted)
+                analysed += 1
+    except _Capped:
+        pass
+    counts = {"decoded": {}, "solved": {}, "analysed": analysed, "deviations": 0}
+    return _finish_round(planner, splits, trajectories, counts, start)
 
 
 def _extended(base: EmbeddedSplit, records: Sequence[dict], encoder: Encoder) -> EmbeddedSplit:
@@ -349,12 +446,13 @@ def _retrain(
     splits: dict[str, EmbeddedSplit],
     encoder: Encoder,
 ) -> float:
-    """Train the transition model and the cost-to-go again on the expert data of rounds 1..round_index
+    """Train the transition model and the cost-to-go again on the expert data of the rounds up to round_index
     (`aggregation.retrain=value`: the cost-to-go only; the transition model stays the one trained first)."""
     start = time.perf_counter()
     records = [
         record
-        for k in range(1, round_index + 1)
+        for k in _round_indices(config)
+        if k <= round_index
         for record in read_trajectories(workdir / AGGREGATION_DIR / f"round{k}" / "trajectories.jsonl")
     ]
     extended = _extended(splits["train"], records, encoder)
@@ -388,15 +486,18 @@ def run(
 
     def restore() -> None:
         if _stale(workdir, summary):  # the finished rounds' data is on disk: train on it, never collect again
-            logging.info("%s: trained again since round %d; training on its data", workdir, len(rounds))
-            retrain(len(rounds))
+            logging.info("%s: trained again since round %d; training on its data", workdir, rounds[-1]["round"])
+            retrain(rounds[-1]["round"])
             write_text(workdir / SUMMARY_FILE, json.dumps(summary, indent=1) + "\n")
 
-    for round_index in range(len(rounds) + 1, config_lib.aggregation_rounds(config) + 1):
+    for round_index in _round_indices(config)[len(rounds) :]:
         stats = _read_json(workdir / AGGREGATION_DIR / f"round{round_index}" / "collected.json")
         if stats is None:  # decoding needs the model of the previous round
             restore()
-            stats = _collect(config, workdir, round_index, plans_dir)
+            if round_index == 0:
+                stats = _collect_alternatives(config, workdir, plans_dir)
+            else:
+                stats = _collect(config, workdir, round_index, plans_dir)
         rounds.append({**stats, "retrain_seconds": retrain(round_index)})
         write_text(workdir / SUMMARY_FILE, json.dumps(summary, indent=1) + "\n")
         logging.info("aggregation round %d: %s", round_index, rounds[-1])

@@ -124,7 +124,7 @@ def ingredients(config, seed_dir: pathlib.Path) -> tuple[str, ...]:
     added = {
         "strategy": config.decode.get("strategy", "beam") != "beam",
         "value": config_lib.value_kind(config) != "none",
-        "aggregation": config_lib.aggregation_rounds(config) > 0,
+        "aggregation": config_lib.aggregates(config),
         "ensemble": (seed_dir / ensemble.ENSEMBLE_FILE).is_file(),
     }
     return tuple(name for name in INGREDIENTS if added[name])

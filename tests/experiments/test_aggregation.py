@@ -33,8 +33,21 @@ def root(tmp_path_factory):
     return root
 
 
-def make_config(root, cache, rounds):
-    config = config_lib.table1("blocks", "wl", "xgb", "delta")
+@pytest.fixture(scope="module")
+def gripper_root(tmp_path_factory):
+    """Gripper has many optimal plans per problem (which gripper, which ball first)."""
+    root = tmp_path_factory.mktemp("gripper")
+    base = root / "gripper"
+    for split, sizes in {"train": [2, 3], "validation": [3]}.items():
+        (base / split).mkdir(parents=True)
+        for n in sizes:
+            (base / split / f"{split}-g{n}.pddl").write_text(generators.gripper(n, name=f"g{n}"))
+    (base / "domain.pddl").write_text((REPO / "data/domains/gripper/domain.pddl").read_text())
+    return root
+
+
+def make_config(root, cache, rounds, domain="blocks"):
+    config = config_lib.table1(domain, "wl", "xgb", "delta")
     config.data.pddl_root = str(root)
     config.data.cache_dir = str(cache)
     config.xgb.rounds = 4
@@ -126,6 +139,45 @@ def test_retrain_value_refits_only_the_cost_to_go(root, tmp_path, monkeypatch):
     assert not aggregation.pending(config, run)
 
 
+def test_other_optimal_plans_leave_the_expert_path_at_optimal_cost(gripper_root, tmp_path, monkeypatch):
+    planner, trainings = Planner(monkeypatch), Trainings(monkeypatch)
+    config = make_config(gripper_root, tmp_path / "cache", rounds=0, domain="gripper")
+    config.aggregation.alternative_plans = 2
+    workdir = tmp_path / "run"
+    pipeline.train_from_config(config, workdir)
+
+    (stats,) = json.loads((workdir / aggregation.SUMMARY_FILE).read_text())["rounds"]
+    extra = sum(stats["extra_trajectories"].values())
+    assert stats["round"] == 0 and stats["planner_calls"] == len(planner.aggregated()) > 0 and extra > 0
+    assert trainings.sizes == [3, 3 + extra]
+    assert all(p.name.startswith(("train-", "validation-")) for p in planner.aggregated())
+
+    plans_dir = pipeline.cache_dirs(config)[0] / "gripper"
+    experts = {
+        (split, r["problem"]): r
+        for split in ("train", "validation")
+        for r in read_trajectories(plans_dir / split / "trajectories.jsonl")
+    }
+    per_problem: dict[str, int] = {}
+    for t in read_trajectories(workdir / "aggregation/round0/trajectories.jsonl"):
+        expert = experts[(t["split"], pathlib.Path(t["source_file"]).stem)]
+        step = t["step"]
+        assert t["states"][0] == expert["states"][step] and t["states"][1] != expert["states"][step + 1]
+        assert len(t["plan"]) == len(expert["plan"]) - step  # as short as the expert's: optimal too
+        task = load_task(t["domain_file"], t["source_file"])
+        assert simulate(task, expert["plan"][:step] + t["plan"])[-1] == frozenset(t["states"][-1])  # reaches the goal
+        per_problem[t["source_file"]] = per_problem.get(t["source_file"], 0) + 1
+    assert sorted(per_problem.values()) == [2, 2, 2]  # each problem has more than one optimal plan
+
+    planner.calls.clear()
+    assert not aggregation.pending(config, workdir)
+    config.aggregation.rounds = 1  # a round of aggregation goes on from round 0, which is kept
+    pipeline.aggregate(config, workdir)
+    rounds = json.loads((workdir / aggregation.SUMMARY_FILE).read_text())["rounds"]
+    assert [r["round"] for r in rounds] == [0, 1] and rounds[0] == stats
+    assert all("round1" in p.parts for p in planner.calls)
+
+
 def test_test_splits_are_refused_before_any_planning():
     config = config_lib.best("blocks")
     config.aggregation.rounds = 1
@@ -148,6 +200,7 @@ def test_test_splits_are_refused_before_any_planning():
         ("time_limit", 0.0, "> 0 seconds"),
         ("retrain", "model", "not one of all, value"),
         ("retrain", "value", "refits the cost-to-go: set value.kind"),
+        ("alternative_plans", -1, "integer >= 0"),
     ],
 )
 def test_bad_settings_are_one_line(key, value, reason):
