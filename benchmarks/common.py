@@ -3,6 +3,8 @@
 import datetime
 import os
 import platform
+import sys
+from collections.abc import Sequence
 
 from statecentric_jax.errors import InputError
 
@@ -16,6 +18,15 @@ def machine_line() -> str:
         pass
     python = platform.python_version()
     return f"{platform.node()} | {cpu} | {os.cpu_count()} cores | Python {python} | {datetime.date.today()}"
+
+
+def print_header(columns: Sequence[str] = ()) -> None:
+    """The machine, the command line, and (given its columns) the header of the Markdown table that follows."""
+    print(machine_line())
+    print(f"command: {' '.join(sys.argv)}")
+    if columns:
+        print("| " + " | ".join(columns) + " |")
+        print("|---" * len(columns) + "|")
 
 
 def load_line() -> str:

@@ -8,11 +8,9 @@ two reported sets of WL dimensions. (FSF's D = N + 1 is printed by
 launch/build_dataset.py.)
 """
 
-import sys
-
 from absl import app, flags
 
-from benchmarks.common import machine_line
+from benchmarks.common import print_header
 from statecentric_jax.embedding.datasets import trajectories_path
 from statecentric_jax.embedding.encoders import WLSettings, fit_encoder
 from statecentric_jax.planning.tasks import load_task
@@ -42,10 +40,7 @@ def main(argv):
         training[domain] = [
             (load_task(domain_file, r["problem_file"]), [frozenset(s) for s in r["states"]]) for r in records
         ]
-    print(machine_line())
-    print(f"command: {' '.join(sys.argv)}")
-    print("| setting | " + " | ".join(domains) + " |")
-    print("|---" * (len(domains) + 1) + "|")
+    print_header(["setting", *domains])
     for name, settings in SETTINGS.items():
         dims = [fit_encoder("wl", d, training[d], settings).dim for d in domains]
         print(f"| WL {name} | " + " | ".join(map(str, dims)) + " |")

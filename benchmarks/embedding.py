@@ -18,13 +18,12 @@ of embedded states, so a warm one would only look states up); best of 3.
 """
 
 import pathlib
-import sys
 import tempfile
 import time
 
 from absl import app, flags
 
-from benchmarks.common import machine_line
+from benchmarks.common import print_header
 from statecentric_jax.embedding.encoders import fit_encoder, load_encoder
 from statecentric_jax.planning.successors import SuccessorGenerator, random_walk
 from statecentric_jax.planning.tasks import load_task
@@ -68,13 +67,18 @@ def best_rate(path, use_fast, calls, repeats=3):
 def main(argv):
     del argv
     root = _PDDL_ROOT.value
-    print(machine_line())
-    print(f"command: {' '.join(sys.argv)}")
-    print(
-        "| domain | encoding | D | problems (objects) | states | batched states/s | one call per state"
-        " | decoding pattern |"
+    print_header(
+        [
+            "domain",
+            "encoding",
+            "D",
+            "problems (objects)",
+            "states",
+            "batched states/s",
+            "one call per state",
+            "decoding pattern",
+        ]
     )
-    print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for domain in layout.available_domains(root):
             domain_file = layout.domain_file(root, domain)

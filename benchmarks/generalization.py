@@ -26,12 +26,11 @@ import dataclasses
 import json
 import pathlib
 import shutil
-import sys
 import time
 
 from absl import app, flags
 
-from benchmarks.common import machine_line
+from benchmarks.common import print_header
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
 from statecentric_jax.cli import parse_ints
@@ -235,8 +234,7 @@ def main(argv):
     del argv
     if set(_SPLITS.value) & {"test-interpolation", "test-extrapolation"}:
         raise InputError(None, "--splits: settings are selected on validation and our own problems, never on tests")
-    print(machine_line())
-    print(f"command: {' '.join(sys.argv)}")
+    print_header()
     workdir = pathlib.Path(_WORKDIR.value)
     own_root = workdir / "large-problems"  # our own problems, every split of them
     candidates = [c for c in CANDIDATES if _CANDIDATES.value is None or c.name in _CANDIDATES.value]

@@ -9,11 +9,10 @@ the per-problem ratios after / before. Seeds are matched by name.
 
 import json
 import pathlib
-import sys
 
 from absl import flags
 
-from benchmarks.common import machine_line
+from benchmarks.common import print_header
 from statecentric_jax.cli import run_main
 from statecentric_jax.errors import InputError
 
@@ -41,10 +40,7 @@ def solved_lengths(experiment: str, split: str) -> dict[tuple[str, str], int]:
 
 def main(argv):
     del argv
-    print(machine_line())
-    print(f"command: {' '.join(sys.argv)}")
-    print("| split | solved by both | mean length before | after | mean ratio after / before |")
-    print("|---|---|---|---|---|")
+    print_header(["split", "solved by both", "mean length before", "after", "mean ratio after / before"])
     for split in _SPLITS.value:
         before, after = solved_lengths(_BEFORE.value, split), solved_lengths(_AFTER.value, split)
         both = sorted(before.keys() & after.keys())

@@ -8,13 +8,12 @@ after another, as `lstm.fit` per seed does, one in all together), and last
 `seeds-together speed-up: X.Xx`.
 """
 
-import sys
 import time
 
 import jax
 from absl import app, flags
 
-from benchmarks.common import load_line, machine_line
+from benchmarks.common import load_line, print_header
 from statecentric_jax import config as config_lib
 from statecentric_jax.experiments.pipeline import prepare_data
 from statecentric_jax.learning import lstm
@@ -34,8 +33,7 @@ def main(argv):
     config.lstm.epochs = _EPOCHS.value or config.lstm.epochs
     splits, _ = prepare_data(config)
     seeds = [int(s) for s in _SEEDS.value]
-    print(machine_line())
-    print(f"command: {' '.join(sys.argv)}")
+    print_header()
     print(f"device: {jax.devices()[0]} | {load_line()}")
     args = (splits["train"], splits["validation"], config.model.mode, config.lstm)
     start = time.perf_counter()

@@ -8,12 +8,11 @@ states (interleaved repeats, best of 5). Successors/s counts (operator, state) p
 """
 
 import functools
-import sys
 import time
 
 from absl import app, flags
 
-from benchmarks.common import machine_line
+from benchmarks.common import print_header
 from statecentric_jax.planning.successors import SuccessorGenerator, naive_successors, random_walk
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
@@ -35,10 +34,18 @@ def best_time(fn, states, repeats=5):
 
 def main(argv):
     del argv
-    print(machine_line())
-    print(f"command: {' '.join(sys.argv)}")
-    print("| domain | problem | objects | ground ops | mean successors | indexed succ/s | naive succ/s | speed-up |")
-    print("|---|---|---|---|---|---|---|---|")
+    print_header(
+        [
+            "domain",
+            "problem",
+            "objects",
+            "ground ops",
+            "mean successors",
+            "indexed succ/s",
+            "naive succ/s",
+            "speed-up",
+        ]
+    )
     for domain in layout.available_domains(FLAGS.value):
         domain_file = layout.domain_file(FLAGS.value, domain)
         tasks = [load_task(domain_file, p) for p in layout.problem_files(FLAGS.value, domain, SPLIT.value)]

@@ -12,12 +12,11 @@ printed as they finish.
 
 import itertools
 import pathlib
-import sys
 
 import jax
 from absl import app, flags
 
-from benchmarks.common import load_line, machine_line
+from benchmarks.common import load_line, print_header
 from statecentric_jax import config as config_lib
 from statecentric_jax.experiments.pipeline import prepare_data
 from statecentric_jax.learning.train import train_model
@@ -60,8 +59,7 @@ def main(argv):
     del argv
     runs = [(name, label, config) for name in _CONFIGS.value for label, config in variants(name)]
     data = {name: prepare_data(config) for name, _, config in runs}  # cached; printed before the table
-    print(machine_line())
-    print(f"command: {' '.join(sys.argv)}")
+    print_header()
     print(f"JAX device: {jax.devices()[0]} | {load_line()}")
     print(
         "| config | xgb strategy | D | train transitions | fit wall s | epochs/rounds run (best)"
