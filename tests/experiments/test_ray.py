@@ -17,7 +17,12 @@ from statecentric_jax.errors import InputError  # noqa: E402
 from statecentric_jax.experiments import distributed, evaluation, pipeline, sweep  # noqa: E402
 from statecentric_jax.problems import generators  # noqa: E402
 
-pytestmark = pytest.mark.ray
+pytestmark = [
+    pytest.mark.ray,
+    # Ray starts its processes with subprocess (fork, then exec at once), which trips JAX's fork warning;
+    # nothing runs JAX between the fork and the exec, so there is nothing to deadlock.
+    pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning"),
+]
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CONFIG = """
 from statecentric_jax import config as config_lib
