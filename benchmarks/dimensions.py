@@ -8,9 +8,10 @@ two reported sets of WL dimensions. (FSF's D = N + 1 is printed by
 launch/build_dataset.py.)
 """
 
-from absl import app, flags
+from absl import flags
 
 from benchmarks.common import print_header
+from statecentric_jax.cli import run_main
 from statecentric_jax.embedding.datasets import trajectories_path
 from statecentric_jax.embedding.encoders import WLSettings, fit_encoder
 from statecentric_jax.planning.tasks import load_task
@@ -50,4 +51,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

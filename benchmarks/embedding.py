@@ -21,9 +21,10 @@ import pathlib
 import tempfile
 import time
 
-from absl import app, flags
+from absl import flags
 
 from benchmarks.common import print_header
+from statecentric_jax.cli import run_main
 from statecentric_jax.embedding.encoders import fit_encoder, load_encoder
 from statecentric_jax.planning.successors import SuccessorGenerator, random_walk
 from statecentric_jax.planning.tasks import load_task
@@ -111,4 +112,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

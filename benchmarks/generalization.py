@@ -28,12 +28,12 @@ import pathlib
 import shutil
 import time
 
-from absl import app, flags
+from absl import flags
 
 from benchmarks.common import print_header
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
-from statecentric_jax.cli import parse_ints
+from statecentric_jax.cli import parse_floats, parse_ints, run_main
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import aggregation, pipeline
 from statecentric_jax.experiments.evaluation import check_plan
@@ -53,6 +53,9 @@ _SPLITS = flags.DEFINE_list(
 _WORKDIR = flags.DEFINE_string("workdir", "runs/generalization", "Models and generated problems (reused).")
 _BUDGET = flags.DEFINE_integer("budget", 10_000, "Node expansions per problem for the non-beam strategies.")
 _CANDIDATES = flags.DEFINE_list("candidates", None, "Candidate names to run, comma-separated (default: all).")
+_VALUE_WEIGHTS = flags.DEFINE_list(
+    "value_weights", [], "More candidates: best-first on cost-to-go + w x distance for each w, e.g. 0.5,2."
+)
 _VALUE_ALPHA = flags.DEFINE_float("value_alpha", 10.0, "Ridge strength of the cost-to-go.")
 _PATH_WEIGHT = flags.DEFINE_float(
     "path_weight", 0.0, "Best-first with the cost-to-go: + this x plan length so far (decode.path_weight)."
@@ -108,6 +111,12 @@ class Candidate:
     priority: str = "cumulative"
     value_weight: float = 0.0
     guided: bool = False  # uses the learned cost-to-go
+
+
+def guided(value_weight: float) -> Candidate:
+    return Candidate(
+        f"best-first: cost-to-go + {value_weight:g} x distance", "best_first", value_weight=value_weight, guided=True
+    )
 
 
 CANDIDATES = (
@@ -238,6 +247,7 @@ def main(argv):
     workdir = pathlib.Path(_WORKDIR.value)
     own_root = workdir / "large-problems"  # our own problems, every split of them
     candidates = [c for c in CANDIDATES if _CANDIDATES.value is None or c.name in _CANDIDATES.value]
+    candidates += [guided(w) for w in parse_floats("value_weights", _VALUE_WEIGHTS.value)]
     for domain in _DOMAINS.value:
         for split in set(_SPLITS.value) & set(OWN_PROBLEMS):
             write_own_problems(own_root, domain, split)
@@ -274,4 +284,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

@@ -17,6 +17,7 @@ import pathlib
 from absl import app, flags
 
 from benchmarks.common import machine_line
+from statecentric_jax.cli import run_main
 from statecentric_jax.experiments import sweep
 
 _SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "A sweep run with --backend=ray.")
@@ -54,4 +55,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

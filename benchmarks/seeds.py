@@ -11,10 +11,11 @@ after another, as `lstm.fit` per seed does, one in all together), and last
 import time
 
 import jax
-from absl import app, flags
+from absl import flags
 
 from benchmarks.common import load_line, print_header
 from statecentric_jax import config as config_lib
+from statecentric_jax.cli import run_main
 from statecentric_jax.experiments.pipeline import prepare_data
 from statecentric_jax.learning import lstm
 
@@ -52,4 +53,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

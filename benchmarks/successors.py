@@ -10,9 +10,10 @@ states (interleaved repeats, best of 5). Successors/s counts (operator, state) p
 import functools
 import time
 
-from absl import app, flags
+from absl import flags
 
 from benchmarks.common import print_header
+from statecentric_jax.cli import run_main
 from statecentric_jax.planning.successors import SuccessorGenerator, naive_successors, random_walk
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
@@ -62,4 +63,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

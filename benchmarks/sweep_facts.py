@@ -14,9 +14,10 @@ import collections
 import json
 import pathlib
 
-from absl import app, flags
+from absl import flags
 
 from benchmarks.common import machine_line
+from statecentric_jax.cli import run_main
 from statecentric_jax.experiments import sweep
 
 _SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "A finished sweep.")
@@ -63,4 +64,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

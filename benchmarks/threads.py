@@ -16,9 +16,10 @@ import subprocess
 import sys
 import time
 
-from absl import app, flags
+from absl import flags
 
 from benchmarks.common import machine_line
+from statecentric_jax.cli import run_main
 
 _ROWS = flags.DEFINE_integer("rows", 20000, "Training rows.", lower_bound=100)
 _ROUNDS = flags.DEFINE_integer("rounds", 20, "Boosting rounds.", lower_bound=1)
@@ -84,4 +85,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

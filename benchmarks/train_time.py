@@ -14,10 +14,11 @@ import itertools
 import pathlib
 
 import jax
-from absl import app, flags
+from absl import flags
 
 from benchmarks.common import load_line, print_header
 from statecentric_jax import config as config_lib
+from statecentric_jax.cli import run_main
 from statecentric_jax.experiments.pipeline import prepare_data
 from statecentric_jax.learning.train import train_model
 from statecentric_jax.problems import layout
@@ -82,4 +83,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_main(main)

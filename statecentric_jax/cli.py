@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from absl import app, flags
 
 from statecentric_jax.errors import InputError
+
+N = TypeVar("N", int, float)
 
 
 def _one_line(error: BaseException) -> str:
@@ -64,7 +67,16 @@ def run_main(main: Callable[[Sequence[str]], int | None]) -> None:
 
 def parse_ints(flag: str, values: Sequence[str]) -> list[int]:
     """A list flag of integers (e.g. --seeds=13,14), or one InputError naming the flag."""
+    return _parse_numbers(flag, values, int, "integers")
+
+
+def parse_floats(flag: str, values: Sequence[str]) -> list[float]:
+    """A list flag of numbers (e.g. --value_weights=0.5,2), or one InputError naming the flag."""
+    return _parse_numbers(flag, values, float, "numbers")
+
+
+def _parse_numbers(flag: str, values: Sequence[str], number: Callable[[str], N], what: str) -> list[N]:
     try:
-        return [int(v) for v in values]
+        return [number(v) for v in values]
     except ValueError:
-        raise InputError(f"--{flag}", f"expected integers separated by commas, got {','.join(values)}") from None
+        raise InputError(f"--{flag}", f"expected {what} separated by commas, got {','.join(values)}") from None

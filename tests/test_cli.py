@@ -6,6 +6,9 @@ import sys
 
 import pytest
 
+from statecentric_jax.cli import parse_floats, parse_ints
+from statecentric_jax.errors import InputError
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CONFIG = "--config=configs/blocks_wl_xgb_delta.py"
 
@@ -35,3 +38,12 @@ def test_bad_experiment_command_lines(tmp_path, args, names):
     assert lines[-1].startswith("error: ") and names in lines[-1]
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "run").exists()  # refused before any work
+
+
+def test_number_list_flags_parse_or_name_the_flag():
+    assert parse_ints("seeds", ["13", "14"]) == [13, 14]
+    assert parse_floats("value_weights", ["0.5", "2"]) == [0.5, 2.0]
+    with pytest.raises(InputError, match="--seeds: expected integers separated by commas, got 13,1.5"):
+        parse_ints("seeds", ["13", "1.5"])
+    with pytest.raises(InputError, match="--value_weights: expected numbers separated by commas, got x"):
+        parse_floats("value_weights", ["x"])
