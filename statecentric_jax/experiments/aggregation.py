@@ -367,9 +367,13 @@ def _alternatives(
     random.Random(stem).shuffle(candidates)  # the same order in every run and seed
     candidates.sort(key=lambda c: c[0])  # an expert's later action done earlier first: often optimal too
     found: list[dict] = []
+    tried: set[tuple[int, frozenset[str]]] = set()  # two operators may lead to one state
     for _, t, index, action, child in candidates[: _TRIES_PER_PLAN * wanted]:
         if len(found) == wanted:
             break
+        if (t, child) in tried:
+            continue
+        tried.add((t, child))
         if planner.optimal(split, task, t + 1, child, tag=f"-a{index:03d}") != length - t - 1:
             continue
         plan = [action, *planner.plan(task, child)]
