@@ -28,6 +28,8 @@ import os
 import pathlib
 import sys
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from absl import flags
 
@@ -36,6 +38,7 @@ from statecentric_jax import config as config_lib
 from statecentric_jax.cli import run_main
 from statecentric_jax.experiments import pipeline
 from statecentric_jax.learning.train import CONFIG_FILE, load_model
+from statecentric_jax.learning.xgb import XGBModel
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.search.base import DecodeResult, decode_config
@@ -61,7 +64,8 @@ _MAX_LOAD = flags.DEFINE_float(
     "max_load", 0.5, "Refuse to run when the 1-minute load average exceeds this per core (0: no check).", lower_bound=0
 )
 
-DECODERS = {  # name: (decoder, the encoder it is given)
+DECODERS: dict[str, tuple[Callable[..., list[DecodeResult]], Callable[[Any], Any]]] = {
+    # name: (decoder, the encoder it is given)
     "vectorised": (decode, lambda encoder: encoder),
     "sequential": (decode_sequential, lambda encoder: encoder),
     "paper-faithful": (decode_sequential, paper_encoder),
@@ -83,7 +87,8 @@ def _run(
 ) -> tuple[list[DecodeResult], DecodeStats]:
     """One decoder on freshly loaded model, encoder and tasks, so that no decoder sees another's caches."""
     loaded = load_model(workdir)
-    loaded.model.booster.set_param({"nthread": _THREADS.value})  # the benchmark's model is always XGBoost
+    assert isinstance(loaded.model, XGBModel)  # the benchmark's model is always XGBoost
+    loaded.model.booster.set_param({"nthread": _THREADS.value})
     tasks = [load_task(domain_file, p) for p in problem_files]
     stats = DecodeStats()
     run, encoder = DECODERS[decoder]
@@ -133,7 +138,7 @@ def _benchmark(domain: str) -> None:
     print(f"whole split total / (embedding + model): {whole_stats.total / inner:.2f}; {load_line()}")
 
 
-def main(argv: list[str]) -> None:
+def main(argv: Sequence[str]) -> None:
     del argv
     _pin_threads(_THREADS.value)
     refuse_busy_machine("--max_load", _MAX_LOAD.value)

@@ -27,6 +27,7 @@ import json
 import pathlib
 import shutil
 import time
+from typing import Any
 
 from absl import flags
 
@@ -80,7 +81,7 @@ _RETRAIN = flags.DEFINE_enum(
 
 # Our own problems, seeded: `large` at about twice the paper's largest extrapolation sizes; `medium`
 # (Logistics only) at its extrapolation sizes, where every setting fails all large problems alike.
-OWN_PROBLEMS = {
+OWN_PROBLEMS: dict[str, dict[str, list[tuple[str, dict[str, Any]]]]] = {
     "large": {
         "blocks": [("blocks", dict(n=n, seed=s)) for n in (20, 24, 28, 34) for s in (1, 2)],
         "gripper": [("gripper", dict(n_balls=n, n_rooms=2)) for n in (50, 60, 70, 84)]

@@ -63,6 +63,7 @@ def _measure(n_jobs: int, policy: str, hog: bool) -> dict:
         if hog_proc is not None:
             hog_proc.kill()
             hog_proc.wait()
+    assert best is not None  # at least one repeat ran
     return {
         "n_jobs": n_jobs,
         "omp_wait_policy": policy,
