@@ -181,7 +181,9 @@ def train(
         shutil.copytree(
             train(domain, workdir, rounds - 1, alternatives=alternatives) if rounds else train(domain, workdir), run
         )
-    pipeline.aggregate(pipeline.resolved(config), run)
+    config = pipeline.resolved(config)
+    pipeline.aggregate(config, run)
+    write_text(run / CONFIG_FILE, config.to_json(indent=1) + "\n")  # the copy's config said no aggregation
     return run
 
 
