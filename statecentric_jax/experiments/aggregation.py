@@ -376,21 +376,16 @@ def _alternatives(
         tried.add((t, child))
         if planner.optimal(split, task, t + 1, child, tag=f"-a{index:03d}") != length - t - 1:
             continue
-        plan = [action, *planner.plan(task, child)]
-        found.append(
-            {
-                "problem": f"{split}-{stem}-alternative{len(found)}",
-                "problem_file": task.problem_file,
-                "domain_file": task.domain_file,
-                "plan": plan,
-                "static": sorted(task.static),
-                "states": [sorted(s) for s in simulate(dataclasses.replace(task, init=expert[t]), plan)],
-                "split": split,
-                "source_file": task.problem_file,
-                "step": t,
-                "round": 0,
-            }
-        )
+        detour = {  # the fields of a planner call's record that `_trajectory` reads
+            "name": f"{split}-{stem}-alternative{len(found)}",
+            "problem_file": task.problem_file,
+            "state": expert[t],
+            "plan": [action, *planner.plan(task, child)],
+            "split": split,
+            "source_file": task.problem_file,
+            "step": t,
+        }
+        found.append(_trajectory(detour, task, 0))
     return found
 
 
@@ -402,7 +397,7 @@ def _collect_alternatives(config: ml_collections.ConfigDict, workdir: pathlib.Pa
     domain_file = layout.domain_file(config.data.pddl_root, domain).resolve()
     splits = config_lib.aggregation_splits(config)
     trajectories: list[dict] = []
-    analysed = 0
+    analysed, wanted = 0, config_lib.alternative_plans(config)
     try:
         for split in splits:
             _guard(split)
@@ -413,7 +408,6 @@ def _collect_alternatives(config: ml_collections.ConfigDict, workdir: pathlib.Pa
                     continue
                 task = load_task(domain_file, folder / f"{record['problem']}.pddl")
                 expert = [frozenset(state) for state in record["states"]]
-                wanted = config_lib.alternative_plans(config)
                 trajectories += _alternatives(planner, split, task, expert, record["plan"], wanted)
                 analysed += 1
     except _Capped:
