@@ -62,6 +62,11 @@ _PATH_WEIGHT = flags.DEFINE_float(
     "path_weight", 0.0, "Best-first with the cost-to-go: + this x plan length so far (decode.path_weight)."
 )
 _VALUE_FEATURES = flags.DEFINE_enum("value_features", "state", ["state", "state_goal"], "Cost-to-go features.")
+_VALUE_EMBEDDING = flags.DEFINE_enum(
+    "value_embedding", "model", ["model", "own"], "The cost-to-go's φ: the transition model's, or its own WL."
+)
+_VALUE_WL_ITERATIONS = flags.DEFINE_integer("value_wl_iterations", 4, "WL iterations of an own φ.")
+_VALUE_WL_HASH = flags.DEFINE_enum("value_wl_hash", "set", ["set", "multiset"], "WL hash of an own φ.")
 _REFERENCE_PLANS = flags.DEFINE_string(
     "reference_plans", None, "A generate_plans workdir with Fast Downward plans for these problems (plan-length ratio)."
 )
@@ -151,6 +156,8 @@ def train(
     run with one round less; with `alternatives`, that many other optimal plans per problem first
     (round 0); with `members`, that model in an ensemble with them."""
     name = f"model-{_VALUE_FEATURES.value}-alpha{_VALUE_ALPHA.value:g}"
+    if _VALUE_EMBEDDING.value == "own":
+        name += f"-own-wl{_VALUE_WL_ITERATIONS.value}-{_VALUE_WL_HASH.value}"
     if members:
         name += "-ensemble-" + "+".join(s.strip().replace(":", "_") for s in members.split(","))
     if rounds or alternatives:
@@ -165,6 +172,9 @@ def train(
     config.value.kind = "ridge"
     config.value.alpha = _VALUE_ALPHA.value
     config.value.features = _VALUE_FEATURES.value
+    config.value.embedding = _VALUE_EMBEDDING.value
+    config.value.wl_iterations = _VALUE_WL_ITERATIONS.value
+    config.value.wl_multiset_hash = _VALUE_WL_HASH.value == "multiset"
     config.ensemble.members = members
     if rounds == 0 and alternatives == 0:
         if (run / CONFIG_FILE).exists():

@@ -25,6 +25,8 @@ MultiStrategy = Literal["one_output_per_tree", "multi_output_tree"]
 MULTI_STRATEGIES: tuple[str, ...] = get_args(MultiStrategy)
 ValueKind = Literal["none", "ridge"]
 VALUE_KINDS: tuple[str, ...] = get_args(ValueKind)
+ValueEmbedding = Literal["model", "own"]
+VALUE_EMBEDDINGS: tuple[str, ...] = get_args(ValueEmbedding)
 AggregationRetrain = Literal["all", "value"]
 AGGREGATION_RETRAIN: tuple[str, ...] = get_args(AggregationRetrain)
 AGGREGATION_SPLITS = ("train", "validation")  # the only problems expert data aggregation may plan for
@@ -75,6 +77,9 @@ def base() -> ml_collections.ConfigDict:
     config.value.kind = "none"  # or "ridge"
     config.value.features = "state"  # φ(s) alone, or "state_goal": [φ(s), φ(g)]
     config.value.alpha = 10.0  # ridge strength (selected by search success: benchmarks/generalization.py)
+    config.value.embedding = "model"  # φ: the transition model's, or "own": a WL embedding of its own (below)
+    config.value.wl_iterations = 4  # the own embedding's WL iterations
+    config.value.wl_multiset_hash = False  # the own embedding's hash: multiset (the paper's φ), or set
 
     config.aggregation = ml_collections.ConfigDict()  # expert data aggregation (experiments/aggregation.py)
     config.aggregation.rounds = 0  # 0: off, the paper's training
@@ -103,6 +108,11 @@ def table1(domain: str, encoding: str, kind: str, mode: str) -> ml_collections.C
 def value_kind(config: ml_collections.ConfigDict) -> str:
     """The config's cost-to-go model; "none" for runs from before it existed."""
     return config.value.kind if "value" in config else "none"
+
+
+def value_embedding(config: ml_collections.ConfigDict) -> str:
+    """Whose φ the cost-to-go reads: "model" (the transition model's; also for older runs) or "own"."""
+    return config.value.get("embedding", "model") if value_kind(config) != "none" else "model"
 
 
 def aggregation_rounds(config: ml_collections.ConfigDict) -> int:
@@ -163,6 +173,16 @@ def ensemble_member(config: ml_collections.ConfigDict, kind: str, mode: str) -> 
     return member
 
 
+def _check_value(config: ml_collections.ConfigDict) -> None:
+    if value_embedding(config) != "own":
+        return
+    iterations = config.value.wl_iterations
+    if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
+        raise InputError(None, f"config value.wl_iterations={iterations!r} must be an integer >= 1")
+    if config.value.features != "state":  # its own φ(g) is never computed: its WL graph marks the goal atoms
+        raise InputError(None, "config value.embedding='own' reads φ(s) alone: set value.features='state'")
+
+
 def _check_aggregation(config: ml_collections.ConfigDict) -> None:
     if "aggregation" not in config:
         return
@@ -215,6 +235,7 @@ def check(config: ml_collections.ConfigDict) -> None:
         ("model.mode", config.model.mode, MODES),
         ("xgb.multi_strategy", config.xgb.multi_strategy, MULTI_STRATEGIES),
         ("value.kind", value_kind(config), VALUE_KINDS),
+        ("value.embedding", value_embedding(config), VALUE_EMBEDDINGS),
     ):
         if value not in allowed:
             raise InputError(None, f"config {name}={value!r} is not one of {', '.join(allowed)}")
@@ -231,6 +252,7 @@ def check(config: ml_collections.ConfigDict) -> None:
     ):
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise InputError(None, f"config {name}={value!r} must be an integer >= {least}")
+    _check_value(config)
     _check_aggregation(config)
     ensemble_members(config)
     decode_config(config)  # raises on a bad decode setting

@@ -443,9 +443,11 @@ def _retrain(
     round_index: int,
     splits: dict[str, EmbeddedSplit],
     encoder: Encoder,
+    value_data: value.ValueData | None,
 ) -> float:
     """Train the transition model and the cost-to-go again on the expert data of the rounds up to round_index
-    (`aggregation.retrain=value`: the cost-to-go only; the transition model stays the one trained first)."""
+    (`aggregation.retrain=value`: the cost-to-go only; the transition model stays the one trained first).
+    A cost-to-go with its own φ (`value_data`) gets the new trajectories embedded with its own encoder."""
     start = time.perf_counter()
     records = [
         record
@@ -454,12 +456,14 @@ def _retrain(
         for record in read_trajectories(workdir / AGGREGATION_DIR / f"round{k}" / "trajectories.jsonl")
     ]
     extended = _extended(splits["train"], records, encoder)
+    if value_data is not None:
+        value_data = dataclasses.replace(value_data, train=_extended(value_data.train, records, value_data.encoder))
     if config_lib.aggregation_retrain(config) == "value":
-        cost_to_go, fitted = value.fit(extended, splits["validation"], config.value.alpha, config.value.features)
+        cost_to_go, fitted = train.fit_cost_to_go(config, extended, splits["validation"], value_data)
         cost_to_go.save(workdir)
         logging.info("cost-to-go refitted on %d trajectories: %s", len(extended.trajectories), fitted)
     else:
-        train.train_model(config, extended, splits["validation"], encoder, workdir)
+        train.train_model(config, extended, splits["validation"], encoder, workdir, value_data)
     return round(time.perf_counter() - start, 3)
 
 
@@ -469,16 +473,18 @@ def run(
     splits: dict[str, EmbeddedSplit],
     encoder: Encoder,
     plans_dir: str | os.PathLike,
+    value_data: value.ValueData | None = None,
 ) -> list[dict]:
     """The configured rounds on the trained run in `workdir`, resumed where they stopped; returns every
-    round's statistics, also written to `<workdir>/aggregation.json`."""
+    round's statistics, also written to `<workdir>/aggregation.json`. `value_data`: the training data of a
+    cost-to-go with its own φ (`pipeline.prepare_value_data`)."""
     config_lib.check(config)
     workdir, plans_dir = pathlib.Path(workdir), pathlib.Path(plans_dir)
     summary = _read_summary(workdir, config)
     rounds = summary["rounds"]
 
     def retrain(round_index: int) -> float:
-        seconds = _retrain(config, workdir, round_index, splits, encoder)
+        seconds = _retrain(config, workdir, round_index, splits, encoder, value_data)
         summary["model"] = _model_digest(workdir)
         return seconds
 

@@ -6,6 +6,7 @@ embedded datasets:
 
   <cache_dir>/plans/<root id>/<domain>/<split>/...        (plan_generation)
   <cache_dir>/datasets/<root id>/<domain>/<encoding>/...  (datasets)
+  <cache_dir>/datasets/<root id>/<domain>/value-wl<k>-<multiset|set>/...  (a cost-to-go's own φ)
 
 A run directory (`--workdir`) holds one seed per subfolder `seed<N>/` with the
 model, its encoder and `eval/<split>/`; finished seeds and splits are skipped
@@ -28,10 +29,10 @@ from absl import logging
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding import datasets
-from statecentric_jax.embedding.encoders import Encoder
+from statecentric_jax.embedding.encoders import Encoder, WLSettings
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import aggregation, evaluation
-from statecentric_jax.learning import ensemble, train
+from statecentric_jax.learning import ensemble, train, value
 from statecentric_jax.problems import plan_generation
 
 TRAINING_SPLITS = ("train", "validation")
@@ -75,6 +76,21 @@ def prepare_data(config) -> tuple[dict[str, datasets.EmbeddedSplit], Encoder]:
     return splits, datasets.load_dataset_encoder(dataset_dir)
 
 
+def prepare_value_data(config) -> value.ValueData | None:
+    """The train/validation splits embedded for a cost-to-go with its own φ (cached); None without one.
+    Call after `prepare_data`, which makes the plans."""
+    if config_lib.value_embedding(config) != "own":
+        return None
+    settings = WLSettings(iterations=config.value.wl_iterations, multiset_hash=config.value.wl_multiset_hash)
+    plans_dir, dataset_dir = cache_dirs(config)
+    hashing = "multiset" if settings.multiset_hash else "set"
+    out = dataset_dir.parent / f"value-wl{settings.iterations}-{hashing}"
+    splits = datasets.build_dataset(
+        config.data.pddl_root, plans_dir, config.data.domain, "wl", out, TRAINING_SPLITS, settings
+    )
+    return value.ValueData(splits["train"], splits["validation"], datasets.load_dataset_encoder(out))
+
+
 def resolved(config):
     """A copy with absolute data paths, so the run it trains works from any working directory."""
     config = config.copy_and_resolve_references()
@@ -87,7 +103,9 @@ def train_from_config(config, workdir: str | os.PathLike):
     """Prepare the data and train one model into `workdir`."""
     config = resolved(config)
     splits, encoder = prepare_data(config)
-    result = train.train_model(config, splits["train"], splits["validation"], encoder, workdir)
+    result = train.train_model(
+        config, splits["train"], splits["validation"], encoder, workdir, prepare_value_data(config)
+    )
     aggregate(config, workdir)
     build_ensembles(config, {config.seed: pathlib.Path(workdir)})
     return result
@@ -97,7 +115,7 @@ def aggregate(config, workdir: str | os.PathLike) -> None:
     """The configured rounds of expert data aggregation on a trained run, resumed (none by default)."""
     if aggregation.pending(config, workdir):
         splits, encoder = prepare_data(config)
-        aggregation.run(config, workdir, splits, encoder, cache_dirs(config)[0])
+        aggregation.run(config, workdir, splits, encoder, cache_dirs(config)[0], prepare_value_data(config))
 
 
 def build_ensembles(config, seed_dirs: Mapping[int, pathlib.Path]) -> None:
@@ -116,7 +134,9 @@ def build_ensembles(config, seed_dirs: Mapping[int, pathlib.Path]) -> None:
         todo = {seed: path for seed, path in dirs.items() if not _trained(member, seed, path)}
         if todo:
             splits, encoder = data = data or prepare_data(config)
-            train.train_models(resolved(member), splits["train"], splits["validation"], encoder, todo)
+            member = resolved(member)
+            value_data = prepare_value_data(member)
+            train.train_models(member, splits["train"], splits["validation"], encoder, todo, value_data)
     for seed_dir in seed_dirs.values():
         ensemble.write(seed_dir, [seed_dir, *(member_dir(seed_dir, kind, mode) for kind, mode in members)])
 
@@ -157,7 +177,8 @@ def run_experiment(
             todo[seed] = seed_dir
     if todo:  # all missing seeds in one go (LSTM: one vmapped program; XGBoost: trained once)
         data, encoder = prepare_data(config)
-        train.train_models(resolved(config), data["train"], data["validation"], encoder, todo)
+        value_data = prepare_value_data(config)
+        train.train_models(resolved(config), data["train"], data["validation"], encoder, todo, value_data)
     for seed in seeds:
         seed_dir = workdir / f"seed{seed}"
         aggregate(_seed_config(config, seed), seed_dir)  # a run killed during aggregation goes on

@@ -4,6 +4,7 @@ A workdir holds:
 
   checkpoint/       the model: an orbax checkpoint (LSTM) or checkpoint/model.ubj (XGBoost)
   encoder.json      the state encoder the data was embedded with
+  value.npz         the cost-to-go, if the config has one (learning/value.py; value_encoder.json: its own φ)
   metrics.jsonl     one line per epoch (LSTM) or boosting round (XGBoost): train and validation loss
   model_size.json   LSTM parameter count, or XGBoost tree nodes / trees / rounds
   training.json     trained_together_seeds (LSTM, one vmapped program) or trained_once_for_seeds (XGBoost)
@@ -93,9 +94,10 @@ def train_model(
     validation: EmbeddedSplit,
     encoder: Encoder,
     workdir: str | os.PathLike,
+    value_data: value.ValueData | None = None,
 ) -> TrainResult:
     """Fit the configured model on `train`, select it on `validation`, and write the workdir."""
-    (result,) = train_models(config, train, validation, encoder, {config.seed: workdir})
+    (result,) = train_models(config, train, validation, encoder, {config.seed: workdir}, value_data)
     return result
 
 
@@ -105,9 +107,11 @@ def train_models(
     validation: EmbeddedSplit,
     encoder: Encoder,
     workdirs: Mapping[int, str | os.PathLike],
+    value_data: value.ValueData | None = None,
 ) -> list[TrainResult]:
     """One model per seed into its workdir, trained in one go: the LSTM's seeds together (`lstm.fit_seeds`);
-    XGBoost, which ignores the seed, once, saved into every seed's workdir. `TRAINING_FILE` says which."""
+    XGBoost, which ignores the seed, once, saved into every seed's workdir. `TRAINING_FILE` says which.
+    The cost-to-go is fitted on `value_data` when it has an embedding of its own (`value.embedding=own`)."""
     config_lib.check(config)
     _check_data(config, train, validation, encoder)
     kind, mode, seeds = config.model.kind, config.model.mode, list(workdirs)
@@ -121,7 +125,7 @@ def train_models(
         how = {"trained_once_for_seeds": seeds}
     cost_to_go = None  # does not depend on the seed: fitted once
     if config_lib.value_kind(config) == "ridge":
-        cost_to_go, value_fit = value.fit(train, validation, config.value.alpha, config.value.features)
+        cost_to_go, value_fit = fit_cost_to_go(config, train, validation, value_data)
         logging.info("cost-to-go: %s", value_fit)
     seconds = time.perf_counter() - start
     results = []
@@ -131,6 +135,22 @@ def train_models(
         workdir = pathlib.Path(workdirs[seed])
         results.append(_write(seeded, model, history, encoder, cost_to_go, workdir, seconds, how))
     return results
+
+
+def fit_cost_to_go(
+    config: ml_collections.ConfigDict,
+    train: EmbeddedSplit,
+    validation: EmbeddedSplit,
+    value_data: value.ValueData | None,
+) -> tuple[value.RidgeCostToGo, dict]:
+    """The configured cost-to-go, on the transition model's embedded splits or on its own (`value_data`)."""
+    if config_lib.value_embedding(config) != "own":
+        return value.fit(train, validation, config.value.alpha, config.value.features)
+    if value_data is None:
+        raise InputError(None, "config value.embedding='own' needs its data: pipeline.prepare_value_data")
+    return value.fit(
+        value_data.train, value_data.validation, config.value.alpha, config.value.features, value_data.encoder
+    )
 
 
 def _write(
@@ -191,5 +211,6 @@ def load_model(workdir: str | os.PathLike, domain: str | None = None, encoding: 
     encoder = load_encoder(workdir / ENCODER_FILE, domain=config.data.domain, kind=config.data.encoding)
     kind = config.model.kind
     model = _KINDS[kind].load(workdir / CHECKPOINT_DIR, encoder.dim, config.model.mode, config[kind])
-    cost_to_go = value.load(workdir) if config_lib.value_kind(config) != "none" else None
+    own = config_lib.value_embedding(config) == "own"
+    cost_to_go = value.load(workdir, own) if config_lib.value_kind(config) != "none" else None
     return LoadedModel(model, encoder, config, cost_to_go)

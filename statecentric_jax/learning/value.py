@@ -9,8 +9,12 @@ its priority, with the transition model's distance breaking ties (`search/strate
 The ridge strength is a setting: validation error picks tiny strengths that search badly
 on larger problems, so it is selected by search success (`benchmarks/generalization.py`).
 
+φ is the transition model's embedding, or (`value.embedding=own`) a WL embedding of the
+cost-to-go's own, with other iterations or hashing (`ValueData`): a heuristic may need finer
+features than a next-state predictor. Decoding then embeds each new state once more, for it.
+
 On disk: `<workdir>/value.npz` with `weights` [2D] (zeros on φ(g) for `state`), `bias`,
-`alpha` and `format`.
+`alpha` and `format`; with an own embedding also `<workdir>/value_encoder.json`, its encoder.
 """
 
 from __future__ import annotations
@@ -19,15 +23,18 @@ import dataclasses
 import os
 import pathlib
 import zipfile
+from collections.abc import Sequence
 from typing import Literal, get_args
 
 import numpy as np
 
 from statecentric_jax.atomic import replace_atomically
 from statecentric_jax.embedding.datasets import EmbeddedSplit
+from statecentric_jax.embedding.encoders import Encoder, Pair, load_encoder
 from statecentric_jax.errors import InputError
 
 VALUE_FILE = "value.npz"
+ENCODER_FILE = "value_encoder.json"
 _FORMAT = 1
 
 
@@ -47,13 +54,31 @@ def labelled_rows(split: EmbeddedSplit, features: str = "state_goal") -> tuple[n
 
 
 @dataclasses.dataclass
+class ValueData:
+    """The expert trajectories the cost-to-go is fitted on, embedded with its own encoder."""
+
+    train: EmbeddedSplit
+    validation: EmbeddedSplit
+    encoder: Encoder
+
+
+@dataclasses.dataclass
 class RidgeCostToGo:
     weights: np.ndarray  # [2D]
     bias: float
     alpha: float
+    encoder: Encoder | None = None  # its own φ; None: the transition model's
+
+    def embed(self, pairs: Sequence[Pair], parents: Sequence[frozenset[str]], embeddings: np.ndarray) -> np.ndarray:
+        """Its features of (task, state) pairs: the transition model's `embeddings` of them, or its own."""
+        if self.encoder is None:
+            return embeddings
+        return np.asarray(self.encoder.embed(pairs, parents), np.float32)
 
     def estimate(self, states: np.ndarray, goals: np.ndarray) -> np.ndarray:
         """Remaining steps for each (state, goal) row, never below zero."""
+        if self.encoder is not None:  # its own φ(s) alone (config.check): the weights on φ(g) are zero
+            goals = np.zeros_like(states)
         features = np.concatenate([np.asarray(states, np.float64), np.asarray(goals, np.float64)], axis=1)
         return self.predict(features).astype(np.float32)
 
@@ -66,6 +91,10 @@ class RidgeCostToGo:
                 np.savez(f, weights=self.weights, bias=self.bias, alpha=self.alpha, format=_FORMAT)
 
         replace_atomically(pathlib.Path(directory) / VALUE_FILE, write)
+        if self.encoder is not None:
+            self.encoder.save(pathlib.Path(directory) / ENCODER_FILE)
+        else:
+            (pathlib.Path(directory) / ENCODER_FILE).unlink(missing_ok=True)
 
 
 def _ridge(features: np.ndarray, targets: np.ndarray, alpha: float) -> RidgeCostToGo:
@@ -76,8 +105,11 @@ def _ridge(features: np.ndarray, targets: np.ndarray, alpha: float) -> RidgeCost
     return RidgeCostToGo(weights, float(mean_y - mean_x @ weights), alpha)
 
 
-def fit(train: EmbeddedSplit, validation: EmbeddedSplit, alpha: float, features: str) -> tuple[RidgeCostToGo, dict]:
-    """The ridge fit on both splits, and its validation error when fitted on `train` alone (for the log)."""
+def fit(
+    train: EmbeddedSplit, validation: EmbeddedSplit, alpha: float, features: str, encoder: Encoder | None = None
+) -> tuple[RidgeCostToGo, dict]:
+    """The ridge fit on both splits, and its validation error when fitted on `train` alone (for the log).
+    `encoder`: the splits were embedded with the cost-to-go's own encoder, not the transition model's."""
     if not alpha > 0:
         raise InputError(None, f"value.alpha must be a positive ridge strength, not {alpha}")
     if features not in FEATURES:
@@ -86,16 +118,20 @@ def fit(train: EmbeddedSplit, validation: EmbeddedSplit, alpha: float, features:
     x_val, y_val = labelled_rows(validation, features)
     held_out = float(np.mean((_ridge(x_train, y_train, alpha).predict(x_val) - y_val) ** 2))
     model = _ridge(np.concatenate([x_train, x_val]), np.concatenate([y_train, y_val]), alpha)
-    return model, {"alpha": alpha, "features": features, "validation_mse_fit_on_train": held_out}
+    model.encoder = encoder
+    dim = None if encoder is None else encoder.dim
+    return model, {"alpha": alpha, "features": features, "own_dim": dim, "validation_mse_fit_on_train": held_out}
 
 
-def load(directory: str | os.PathLike) -> RidgeCostToGo:
+def load(directory: str | os.PathLike, own_embedding: bool = False) -> RidgeCostToGo:
+    """The cost-to-go saved in `directory`; `own_embedding`: with its own encoder (config value.embedding)."""
     path = pathlib.Path(directory) / VALUE_FILE
+    encoder = load_encoder(pathlib.Path(directory) / ENCODER_FILE) if own_embedding else None
     try:
         with np.load(path) as data:
             if int(data["format"]) != _FORMAT:
                 raise InputError(path, f"value model format {int(data['format'])}, expected {_FORMAT}")
-            return RidgeCostToGo(data["weights"], float(data["bias"]), float(data["alpha"]))
+            return RidgeCostToGo(data["weights"], float(data["bias"]), float(data["alpha"]), encoder)
     except FileNotFoundError:
         raise InputError(path, "no value model here (config value.kind is set, but it was not trained)") from None
     except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as e:

@@ -4,7 +4,8 @@ For every node to expand, across all instances being decoded, the expander calls
 transition model once (one batched `predict_next`), enumerates the true symbolic
 successors, embeds each distinct new state of an instance once (one batched `embed`,
 told each state's parent), and computes every candidate's distance to its node's
-prediction in one NumPy call. Strategies (beam, best-first, ...) decide which nodes to
+prediction in one NumPy call; a cost-to-go with a φ of its own embeds the new states once
+more, for itself. Strategies (beam, best-first, ...) decide which nodes to
 expand and what to keep; they never call the model or the encoder themselves.
 
 The model call runs in `model_thread` while the calling thread enumerates and embeds
@@ -39,7 +40,11 @@ State = frozenset
 
 
 class CostToGo(Protocol):
-    """A learned estimate of the remaining plan length from state and goal embeddings."""
+    """A learned estimate of the remaining plan length from its features of a state and a goal."""
+
+    def embed(
+        self, pairs: Sequence[tuple[Task, State]], parents: Sequence[State], embeddings: np.ndarray
+    ) -> np.ndarray: ...
 
     def estimate(self, states: np.ndarray, goals: np.ndarray) -> np.ndarray: ...
 
@@ -207,17 +212,25 @@ class Expander:
         embedded = np.asarray(embedded, dtype=np.float32)
         self.stats.add("embedding", time.perf_counter() - t0)
 
+        # 3b. The cost-to-go's features: the same embeddings, or (with a φ of its own) its own embedding.
+        features = embedded
+        if self.cost_to_go is not None and pairs:
+            t0 = time.perf_counter()
+            features = self.cost_to_go.embed(pairs, parents, embedded)
+            self.stats.add("embedding", time.perf_counter() - t0)
+
         # 4. Distances (and cost-to-go estimates) of every candidate to its node's prediction, in one call.
         targets, carry = prediction.result()
         t0 = time.perf_counter()
         counts = [len(states_of) for states_of in children]
         owner = np.repeat(np.arange(len(requests)), counts)
-        candidates = embedded[np.asarray(rows, np.int64)]
+        rows_index = np.asarray(rows, np.int64)
+        candidates = embedded[rows_index]
         dist = scoring.distances(targets[owner], candidates, self.metric)
         values = None
         if self.cost_to_go is not None:
             values = (
-                np.asarray(self.cost_to_go.estimate(candidates, goals[owner]), dtype=np.float32)
+                np.asarray(self.cost_to_go.estimate(features[rows_index], goals[owner]), dtype=np.float32)
                 if len(candidates)
                 else np.zeros(0, np.float32)
             )

@@ -4,14 +4,17 @@ planner never sees a test problem, a killed run resumes without redoing finished
 import json
 import pathlib
 
+import numpy as np
 import pytest
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import aggregation, pipeline
+from statecentric_jax.experiments import aggregation, evaluation, pipeline
 from statecentric_jax.learning import train
+from statecentric_jax.learning.value import ENCODER_FILE as VALUE_ENCODER_FILE
 from statecentric_jax.learning.value import VALUE_FILE
 from statecentric_jax.planning.plans import simulate
+from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import _section, load_task, read_sexpr
 from statecentric_jax.problems import fast_downward, generators
 from statecentric_jax.problems.plan_generation import read_trajectories
@@ -84,11 +87,11 @@ class Trainings:
         self.real, self.sizes, self.fail = train.train_models, [], fail
         monkeypatch.setattr(train, "train_models", self)  # train_model and run_experiment both train through it
 
-    def __call__(self, config, train_split, validation, encoder, workdirs):
+    def __call__(self, config, train_split, validation, encoder, workdirs, value_data=None):
         if self.fail:
             raise KeyboardInterrupt
         self.sizes.append(len(train_split.trajectories) + len(validation.trajectories))
-        return self.real(config, train_split, validation, encoder, workdirs)
+        return self.real(config, train_split, validation, encoder, workdirs, value_data)
 
 
 def test_a_round_adds_planner_trajectories_and_retrains_never_planning_for_test_problems(root, tmp_path, monkeypatch):
@@ -190,6 +193,34 @@ def test_test_splits_are_refused_before_any_planning():
     for split in ("test-interpolation", "test-extrapolation"):
         with pytest.raises(ValueError, match="never plans for"):
             aggregation._guard(split)  # checked again at every planner call
+
+
+def test_a_cost_to_go_with_its_own_embedding_is_refitted_on_it(root, tmp_path):
+    config = make_config(root, tmp_path / "cache", rounds=1)
+    config.value.kind, config.aggregation.retrain = "ridge", "value"
+    config.value.embedding, config.value.wl_iterations = "own", 3
+    config.decode.strategy = "best_first"
+    run = tmp_path / "run"
+    pipeline.train_from_config(config, run)
+
+    loaded = train.load_model(run)
+    own = loaded.cost_to_go.encoder
+    assert own is not None and (run / VALUE_ENCODER_FILE).is_file()
+    assert any((tmp_path / "cache/datasets").glob("*/blocks/value-wl3-set/encoder.json"))
+    assert own.dim != loaded.encoder.dim and loaded.cost_to_go.weights.shape == (2 * own.dim,)
+    summary = json.loads((run / aggregation.SUMMARY_FILE).read_text())
+    assert sum(summary["rounds"][0]["extra_trajectories"].values()) > 0  # the refit saw them, own-embedded
+
+    # Decoding reads the cost-to-go's own φ of each new state, not the transition model's.
+    task = load_task(root / "blocks/domain.pddl", sorted((root / "blocks/validation").glob("*.pddl"))[0])
+    children = [state for _, state in SuccessorGenerator(task).successors(task.init)]
+    pairs, parents = [(task, state) for state in children], [task.init] * len(children)
+    features = loaded.cost_to_go.embed(pairs, parents, loaded.encoder.embed(pairs, parents))
+    assert np.array_equal(features, own.embed(pairs))
+    expected = np.maximum(features @ loaded.cost_to_go.weights[: own.dim] + loaded.cost_to_go.bias, 0)
+    np.testing.assert_allclose(loaded.cost_to_go.estimate(features, np.ones_like(features)), expected, rtol=1e-5)
+    result = evaluation.evaluate(run, "validation")
+    assert result["problems"] == 2
 
 
 @pytest.mark.parametrize(

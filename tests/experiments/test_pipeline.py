@@ -159,9 +159,9 @@ def test_resume_trains_only_missing_seeds_and_xgboost_gives_every_seed_the_same_
     shutil.copytree(finished, workdir)
     trained, train_models = [], pipeline.train.train_models
 
-    def spy(config, train_split, validation, encoder, workdirs):
+    def spy(config, train_split, validation, encoder, workdirs, value_data=None):
         trained.append(sorted(workdirs))
-        return train_models(config, train_split, validation, encoder, workdirs)
+        return train_models(config, train_split, validation, encoder, workdirs, value_data)
 
     monkeypatch.setattr(pipeline.train, "train_models", spy)
     pipeline.run_experiment(config, workdir, seeds=[13, 14, 15], splits=["validation"])

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import train, value
 from tests import synthetic
@@ -54,3 +55,26 @@ def test_a_run_with_a_value_model_loads_it(tmp_path, monkeypatch):
     train.train_model(config, TRAIN, VALIDATION, synthetic.FakeEncoder("toy"), tmp_path)
     assert (tmp_path / value.VALUE_FILE).is_file()
     assert isinstance(train.load_model(tmp_path).cost_to_go, value.RidgeCostToGo)
+
+
+@pytest.mark.parametrize(
+    "settings,reason",
+    [
+        ({"embedding": "theirs"}, "value.embedding='theirs' is not one of model, own"),
+        ({"embedding": "own", "wl_iterations": 0}, "value.wl_iterations=0 must be an integer >= 1"),
+        ({"embedding": "own", "features": "state_goal"}, "reads φ\\(s\\) alone"),
+    ],
+)
+def test_bad_own_embedding_settings_are_one_line(settings, reason):
+    config = small_config("xgb")
+    config.value.kind = "ridge"
+    config.value.update(settings)
+    with pytest.raises(InputError, match=reason):
+        config_lib.check(config)
+
+
+def test_an_own_embedding_needs_its_data():
+    config = small_config("xgb")
+    config.value.kind, config.value.embedding = "ridge", "own"
+    with pytest.raises(InputError, match="needs its data"):
+        train.fit_cost_to_go(config, TRAIN, VALIDATION, None)

@@ -36,7 +36,14 @@ class FixedTargetModel:
         return np.tile(self.target, (len(states), 1)), carry
 
 
-class OracleCostToGo:
+class ReadsModelEmbedding:
+    """A cost-to-go test double whose features are the transition model's embeddings."""
+
+    def embed(self, pairs, parents, embeddings):
+        return embeddings
+
+
+class OracleCostToGo(ReadsModelEmbedding):
     """True remaining plan length of every reachable state (breadth-first search backwards)."""
 
     def __init__(self, encoder, tasks):
@@ -165,7 +172,7 @@ class ShiftModel:
         return states + self.step, carry
 
 
-class LinearCostToGo:
+class LinearCostToGo(ReadsModelEmbedding):
     """A fixed random linear cost-to-go (ties are rare, so the order of expansions is strict)."""
 
     def __init__(self, dim, seed):
