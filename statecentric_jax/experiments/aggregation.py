@@ -455,14 +455,16 @@ def _retrain(
         if k <= round_index
         for record in read_trajectories(workdir / AGGREGATION_DIR / f"round{k}" / "trajectories.jsonl")
     ]
-    extended = _extended(splits["train"], records, encoder)
     if value_data is not None:
         value_data = dataclasses.replace(value_data, train=_extended(value_data.train, records, value_data.encoder))
     if config_lib.aggregation_retrain(config) == "value":
+        # the transition model's embedding of the new data is read only by a cost-to-go without its own φ
+        extended = splits["train"] if value_data is not None else _extended(splits["train"], records, encoder)
         cost_to_go, fitted = train.fit_cost_to_go(config, extended, splits["validation"], value_data)
         cost_to_go.save(workdir)
-        logging.info("cost-to-go refitted on %d trajectories: %s", len(extended.trajectories), fitted)
+        logging.info("cost-to-go refitted with %d expert trajectories more: %s", len(records), fitted)
     else:
+        extended = _extended(splits["train"], records, encoder)
         train.train_model(config, extended, splits["validation"], encoder, workdir, value_data)
     return round(time.perf_counter() - start, 3)
 
