@@ -6,7 +6,10 @@ finished instance (so an interrupted evaluation resumes where it stopped), and
 end. Every record carries a fingerprint of what determines it: the model files, the
 decoding settings, and the problem's resolved path and content (with its domain's).
 A rerun reuses only records whose fingerprint matches and decodes the rest again;
-at the end `results.jsonl` keeps only the current records. One evaluation at a time
+at the end `results.jsonl` keeps only the current records. The fingerprint leaves out the
+seed and what a run wrote about its training (losses, sizes, aggregation records), so
+seeds with byte-identical models (XGBoost is trained once for all seeds) share results:
+`reuse` names the other seeds' `results.jsonl` to take them from. One evaluation at a time
 writes a split (`.lock`). Success means: the decoded plan replays in the symbolic simulator, reaches
 the goal, and is no longer than the horizon (optionally also checked by VAL).
 """
@@ -33,13 +36,17 @@ from tqdm import tqdm
 from statecentric_jax.atomic import exclusive_lock, open_for_append, write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.ensemble import load_run
-from statecentric_jax.learning.train import LoadedModel
+from statecentric_jax.learning.train import CONFIG_FILE, METRICS_FILE, SIZE_FILE, TRAINING_FILE, LoadedModel
 from statecentric_jax.planning.plans import PlanError, format_plan, simulate
 from statecentric_jax.planning.tasks import Task, check_domain, load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, decode_config
 from statecentric_jax.search.decoding import decode
 from statecentric_jax.search.expander import CostToGo, DecodeStats
+
+# Files and folders of a run that decoding never reads: its evaluations, and the records of how it
+# was trained (losses, model size, how the seeds were trained, aggregation.py's summary and rounds).
+NOT_READ_BY_DECODING = frozenset({"eval", METRICS_FILE, SIZE_FILE, TRAINING_FILE, "aggregation.json", "aggregation"})
 
 RESULT_FIELDS = (
     "problem_file",
@@ -111,19 +118,34 @@ def _content(path: pathlib.Path) -> bytes:
         return b""
 
 
+def _decisive_bytes(path: pathlib.Path) -> bytes:
+    """A run file's bytes as far as decoding goes: a config without its seed (the seed only trains)."""
+    if path.name != CONFIG_FILE:
+        return path.read_bytes()
+    try:
+        config = json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        config = None
+    if not isinstance(config, dict):
+        return path.read_bytes()  # load_run refuses it with one line
+    config.pop("seed", None)
+    return json.dumps(config, sort_keys=True).encode()
+
+
 def run_fingerprint(workdir: pathlib.Path, settings: DecodeConfig, member_dirs: Sequence[str] = ()) -> str:
     """What a run's results depend on besides the problem: its model files (with an ensemble's
-    `ensemble.json` and members below `workdir`; `member_dirs` elsewhere are hashed too) and decoding settings."""
+    `ensemble.json` and members below `workdir`; `member_dirs` elsewhere are hashed too) and decoding settings.
+    Left out: evaluations, the records of how the run was trained (`NOT_READ_BY_DECODING`) and the seed."""
     workdir = workdir.resolve()
     elsewhere = {pathlib.Path(d).resolve() for d in member_dirs}
     named: dict[pathlib.PurePath, pathlib.Path] = {}  # files below workdir by relative name, others by full path
     for folder in [workdir, *(d for d in elsewhere if not d.is_relative_to(workdir))]:
         for p in folder.rglob("*"):
-            if p.is_file() and "eval" not in p.relative_to(folder).parts:
+            if p.is_file() and not NOT_READ_BY_DECODING & {*p.relative_to(folder).parts}:
                 named[p.relative_to(workdir) if folder == workdir else p] = p
     decisive = {k: v for k, v in dataclasses.asdict(settings).items() if k != "max_in_flight"}
     return _digest(
-        *(f"{name}".encode() + named[name].read_bytes() for name in sorted(named)), json.dumps(decisive).encode()
+        *(f"{name}".encode() + _decisive_bytes(named[name]) for name in sorted(named)), json.dumps(decisive).encode()
     )
 
 
@@ -154,11 +176,13 @@ def evaluate(
     *,
     problem_files: Sequence[str | os.PathLike] | None = None,
     out_dir: str | os.PathLike | None = None,
+    reuse: Sequence[pathlib.Path] = (),
 ) -> dict:
     """Decode every problem of `split` with the run in `workdir`; returns the summary.
 
     `problem_files` restricts it to a subset of the split and `out_dir` moves the outputs
     (default `<workdir>/eval/<split>`): a shard of a distributed evaluation (experiments.distributed).
+    `reuse`: other runs' `results.jsonl`, whose records with this run's fingerprints are taken, not decoded.
     """
     workdir = pathlib.Path(workdir)
     loaded = load_run(workdir)
@@ -176,7 +200,7 @@ def evaluate(
         problem_files = layout.problem_files(pddl_root, config.data.domain, split)
     files = [pathlib.Path(p).resolve() for p in problem_files]
     with exclusive_lock(out_dir, f"an evaluation of {split}"):
-        return _evaluate_locked(loaded, workdir, out_dir, split, pddl_root, settings, val_binary, files)
+        return _evaluate_locked(loaded, workdir, out_dir, split, pddl_root, settings, val_binary, files, reuse)
 
 
 def _evaluate_locked(
@@ -188,6 +212,7 @@ def _evaluate_locked(
     settings: DecodeConfig,
     val_binary: str | None,
     problem_files: list[pathlib.Path],
+    reuse: Sequence[pathlib.Path],
 ) -> dict:
     config = loaded.config
     progress_file = out_dir / "results.jsonl"
@@ -197,6 +222,11 @@ def _evaluate_locked(
     domain_bytes = _content(domain_file)
     fingerprints = {str(p): _digest(run.encode(), domain_bytes, _content(p)) for p in problem_files}
     finished = _read_finished(progress_file, fingerprints)
+    reused = 0
+    for other in reuse:  # another seed's results of the same model and settings
+        for key, record in _read_finished(other, fingerprints).items():
+            reused += key not in finished
+            finished.setdefault(key, record)
     tasks, records = [], dict(finished)
     for problem_file in problem_files:
         if str(problem_file) in finished:
@@ -217,7 +247,13 @@ def _evaluate_locked(
                 "plan": [],
                 "fingerprint": fingerprints[str(problem_file)],
             }
-    logging.info("%s: %d problems, %d already evaluated", split, len(problem_files), len(finished))
+    logging.info(
+        "%s: %d problems, %d already evaluated (%d of them by another seed with the same model)",
+        split,
+        len(problem_files),
+        len(finished),
+        reused,
+    )
 
     stats = DecodeStats()
     by_file = {task.problem_file: task for task in tasks}
@@ -250,6 +286,7 @@ def _evaluate_locked(
         "success_rate": len(solved) / len(ordered) if ordered else 0.0,
         "mean_plan_length": sum(r["plan_length"] for r in solved) / len(solved) if solved else None,
         "decode_seconds": elapsed,
+        "results_of_another_seed": reused,
         "instances_per_second": len(tasks) / elapsed if tasks and elapsed > 0 else None,
         "time_breakdown": dataclasses.asdict(stats),
         "beam_width": settings.beam_width,

@@ -183,10 +183,11 @@ def run_experiment(
         seed_dir = workdir / f"seed{seed}"
         aggregate(_seed_config(config, seed), seed_dir)  # a run killed during aggregation goes on
     build_ensembles(config, {seed: workdir / f"seed{seed}" for seed in seeds})
-    for seed in seeds:
+    for index, seed in enumerate(seeds):
         seed_dir = workdir / f"seed{seed}"
         for split in splits:  # reuses the results of this model and settings, decodes what is missing
-            summary = evaluation.evaluate(seed_dir, split)
+            earlier = [workdir / f"seed{s}" / "eval" / split / "results.jsonl" for s in seeds[:index]]
+            summary = evaluation.evaluate(seed_dir, split, reuse=earlier)  # XGBoost: the seeds' model is one
             rates.setdefault(split, {})[str(seed)] = summary["success_rate"]
     write_text(workdir / "results.json", json.dumps(rates, indent=1) + "\n")
     return rates

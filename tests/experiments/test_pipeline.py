@@ -170,6 +170,12 @@ def test_resume_trains_only_missing_seeds_and_xgboost_gives_every_seed_the_same_
     assert len(models) == 1  # XGBoost does not depend on the seed: trained once, the same as seed 13's
     how = json.loads((workdir / "seed15" / pipeline.train.TRAINING_FILE).read_text())
     assert how["trained_once_for_seeds"] == [14, 15]
+    # so seed 15 takes seed 14's results instead of decoding them again, and says so (seed 13's stored
+    # config may be an older one, edited by another test: then its results are not taken)
+    results = [json.loads((workdir / f"seed{s}/eval/validation/results.json").read_text()) for s in (14, 15)]
+    assert results[0] == results[1] and results[0]
+    summary = json.loads((workdir / "seed15/eval/validation/summary.json").read_text())
+    assert summary["results_of_another_seed"] == len(results[0])
     pipeline.run_experiment(config, workdir, seeds=[13, 14, 15], splits=["validation"])
     assert trained == [[14, 15]]  # nothing left to train
 
@@ -226,8 +232,7 @@ def test_evaluation_and_planning_decode_with_the_ensemble_and_a_changed_member_i
     assert models == []  # resumed: nothing trained or decoded again
     summary = workdir / "seed13/eval/validation/summary.json"
     before = json.loads(summary.read_text())["fingerprint"]
-    with open(workdir / "seed13/members/lstm_state/metrics.jsonl", "a") as f:
-        f.write("{}\n")  # stands for a retrained member
+    (workdir / "seed13/members/lstm_state/checkpoint/extra").write_bytes(b"x")  # stands for a retrained member
     evaluation.evaluate(workdir / "seed13", "validation")
     assert json.loads(summary.read_text())["fingerprint"] != before
     result = evaluation.plan_problem(
@@ -247,8 +252,7 @@ def test_members_outside_the_run_are_in_its_fingerprint(experiment, ensemble_exp
     ensemble.write(tmp_path / "ensemble", [tmp_path / "xgb", tmp_path / "lstm"])
     models = _decoded_models(monkeypatch)
     first = evaluation.evaluate(tmp_path / "ensemble", "validation")
-    with open(tmp_path / "lstm/metrics.jsonl", "a") as f:
-        f.write("{}\n")
+    (tmp_path / "lstm/checkpoint/extra").write_bytes(b"x")  # stands for a retrained member
     second = evaluation.evaluate(tmp_path / "ensemble", "validation")
     assert first["fingerprint"] != second["fingerprint"] and len(models) == 2
 

@@ -16,9 +16,10 @@ import pytest
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import exclusive_lock, open_for_append
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import pipeline
-from statecentric_jax.experiments.evaluation import evaluate
+from statecentric_jax.experiments import aggregation, pipeline
+from statecentric_jax.experiments.evaluation import NOT_READ_BY_DECODING, evaluate, run_fingerprint
 from statecentric_jax.problems import generators
+from statecentric_jax.search.base import decode_config
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / sorted(p.name for p in (REPO / "configs").glob("*.py") if p.name != "__init__.py")[0]
@@ -200,6 +201,21 @@ def test_retrained_model_decodes_again(fresh):
     evaluate(fresh, "test-extrapolation")
     assert len(lines_of(fresh)) == before  # decoded again; only the current records are kept
     assert not old & {json.loads(line)["fingerprint"] for line in lines_of(fresh)}
+
+
+def test_the_fingerprint_leaves_out_the_seed_and_training_records_but_not_the_model(fresh, tmp_path):
+    assert {aggregation.SUMMARY_FILE, aggregation.AGGREGATION_DIR} <= NOT_READ_BY_DECODING
+    settings = decode_config(config_lib.table1("blocks", "wl", "xgb", "delta"))
+    other = tmp_path / "other-seed"
+    shutil.copytree(fresh, other)
+    config = json.loads((other / "config.json").read_text())
+    (other / "config.json").write_text(json.dumps({**config, "seed": 14}))
+    (other / "metrics.jsonl").write_text("{}\n")
+    (other / aggregation.AGGREGATION_DIR).mkdir()
+    (other / aggregation.AGGREGATION_DIR / "round1.json").write_text("{}")
+    assert run_fingerprint(other, settings) == run_fingerprint(fresh, settings)
+    (other / "config.json").write_text(json.dumps({**config, "seed": 14, "other": 1}))  # anything but the seed
+    assert run_fingerprint(other, settings) != run_fingerprint(fresh, settings)
 
 
 # 5: resume keys on the resolved path
