@@ -216,6 +216,9 @@ def test_the_fingerprint_leaves_out_the_seed_and_training_records_but_not_the_mo
     assert run_fingerprint(other, settings) == run_fingerprint(fresh, settings)
     (other / "config.json").write_text(json.dumps({**config, "seed": 14, "other": 1}))  # anything but the seed
     assert run_fingerprint(other, settings) != run_fingerprint(fresh, settings)
+    (other / "config.json").write_text(json.dumps({**config, "seed": 14}))
+    (other / "checkpoint" / "extra").write_bytes(b"x")  # another model
+    assert run_fingerprint(other, settings) != run_fingerprint(fresh, settings)
 
 
 # 5: resume keys on the resolved path
