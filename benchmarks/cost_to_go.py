@@ -21,8 +21,9 @@ from benchmarks.common import print_header
 from statecentric_jax.cli import run_main
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.ensemble import load_run
+from statecentric_jax.learning.train import LoadedModel
 from statecentric_jax.planning.plans import simulate
-from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.planning.tasks import Task, load_task
 from statecentric_jax.problems import fast_downward, layout
 
 _RUN = flags.DEFINE_string("run", None, "A trained run with a cost-to-go (config value.kind).", required=True)
@@ -35,12 +36,13 @@ _GBFS_LIMIT = flags.DEFINE_float("gbfs_time_limit", 30, "Seconds for GBFS+FF per
 COLUMNS = ("problem", "plan length (planner)", "h at start", "h at goal", "correlation", "steps where h falls")
 
 
-def along_plan(run, task, plan: list[str]) -> np.ndarray:
+def along_plan(run: LoadedModel, task: Task, plan: list[str]) -> np.ndarray:
     """The cost-to-go of each state along `plan`, embedded as decoding does (with each state's parent)."""
     states = simulate(task, plan)
     pairs = [(task, state) for state in states]
     parents = [None, *states[:-1]]
     embeddings = np.asarray(run.encoder.embed(pairs, parents), np.float32)
+    assert run.cost_to_go is not None  # main refuses a run without one
     features = run.cost_to_go.embed(pairs, parents, embeddings)
     goal = np.asarray(run.encoder.embed_goals([task]), np.float32)
     return run.cost_to_go.estimate(features, np.repeat(goal, len(states), axis=0))

@@ -69,7 +69,9 @@ class RidgeCostToGo:
     alpha: float
     encoder: Encoder | None = None  # its own φ; None: the transition model's
 
-    def embed(self, pairs: Sequence[Pair], parents: Sequence[frozenset[str]], embeddings: np.ndarray) -> np.ndarray:
+    def embed(
+        self, pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None], embeddings: np.ndarray
+    ) -> np.ndarray:
         """Its features of (task, state) pairs: the transition model's `embeddings` of them, or its own."""
         if self.encoder is None:
             return embeddings
