@@ -22,6 +22,8 @@ setup(
         "up-fast-downward==1.0.0",
         "wlplan==2.1.0",
         "xgboost>=3.0,<4",
+        "scipy>=1.12",  # its OpenBLAS runs jaxlib's CPU QR (learning/lstm.py)
+        "threadpoolctl>=3.1",  # one BLAS thread for the LSTM's QR initialisation (learning/lstm.py)
         "matplotlib>=3.8",
     ],
     extras_require={

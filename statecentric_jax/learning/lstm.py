@@ -25,6 +25,8 @@ import ml_collections
 import numpy as np
 import optax
 import orbax.checkpoint as ocp
+import scipy.linalg  # noqa: F401  # loads the OpenBLAS that jaxlib's CPU QR calls, so `init_params` can limit it
+import threadpoolctl
 from flax.training import train_state
 from tqdm import tqdm
 
@@ -151,10 +153,17 @@ class LSTMModel:
 
 
 def init_params(dim: int, settings: ml_collections.ConfigDict, mode: str, seed: int) -> Any:
-    """Fresh parameters from PRNGKey(seed) (the same tree the scanned model trains)."""
+    """Fresh parameters from PRNGKey(seed) (the same tree the scanned model trains).
+
+    The recurrent kernels' orthogonal initialisation is a QR decomposition, which jaxlib runs in SciPy's
+    OpenBLAS; its rounding depends on OpenBLAS's thread count (OMP_NUM_THREADS, which `launch/sweep.py
+    --parallel` lowers, or the number of cores). One BLAS thread makes the parameters, and so the trained
+    model, the same however many cores the process has."""
     cell = TransitionCell(dim, settings.hidden, settings.layers, mode)
     carry = zero_carry(1, settings.hidden, settings.layers)
-    return cell.init(jax.random.PRNGKey(seed), carry, jnp.zeros((1, 2 * dim), jnp.float32))["params"]
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        params = cell.init(jax.random.PRNGKey(seed), carry, jnp.zeros((1, 2 * dim), jnp.float32))["params"]
+        return jax.block_until_ready(params)  # JAX dispatches asynchronously: the QR must run inside the limit
 
 
 def _short(error: Exception) -> str:

@@ -1,5 +1,9 @@
 """Transition models: targets, masking, the LSTM cell/scan identity, training, determinism, save/load."""
 
+import os
+import subprocess
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -174,6 +178,28 @@ def test_lstm_same_seed_same_parameters():
     assert history_a == history_b
     assert all(np.array_equal(x, y) for x, y in zip(leaves(a.params), leaves(b.params)))
     assert not all(np.array_equal(x, y) for x, y in zip(leaves(a.params), leaves(c.params)))
+
+
+_INIT_DIGEST = """
+import hashlib, jax, numpy as np
+from statecentric_jax import config
+from statecentric_jax.learning import lstm
+params = lstm.init_params(172, config.base().lstm, "state", 13)
+print(hashlib.sha256(b"".join(np.asarray(x).tobytes() for x in jax.tree_util.tree_leaves(params))).hexdigest())
+"""
+
+
+def test_lstm_initialisation_does_not_depend_on_the_blas_thread_count():
+    """The orthogonal kernels' QR runs in OpenBLAS, whose rounding differs between one and two threads at
+    the paper's sizes; `launch/sweep.py --parallel` changes that count, and so did the trained models."""
+
+    def digest(threads: str) -> str:
+        env = {**os.environ, "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads}
+        done = subprocess.run([sys.executable, "-c", _INIT_DIGEST], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip()
+
+    assert digest("1") == digest("2")
 
 
 @pytest.mark.parametrize("mode", transitions.MODES)
