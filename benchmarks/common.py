@@ -1,4 +1,5 @@
-"""What every benchmark prints first: the machine and the date, so figures can be placed; and its load."""
+"""What every benchmark prints first: the machine and the date, so figures can be placed; and its load.
+Also the cost-to-go features the cost-to-go benchmarks read."""
 
 import datetime
 import os
@@ -6,7 +7,11 @@ import platform
 import sys
 from collections.abc import Sequence
 
+import numpy as np
+
+from statecentric_jax.embedding.encoders import Pair
 from statecentric_jax.errors import InputError
+from statecentric_jax.learning.train import LoadedModel
 
 
 def machine_line() -> str:
@@ -45,3 +50,12 @@ def refuse_busy_machine(flag: str, max_per_core: float) -> None:
             f"the 1-minute load average is {one:.2f}, above {max_per_core:g} per core x {cores} cores; "
             f"wait for a quiet machine, or pass {flag}=0 to measure anyway",
         )
+
+
+def cost_to_go_features(
+    run: LoadedModel, pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None]
+) -> np.ndarray:
+    """The run's cost-to-go features of (task, state) pairs, embedded as decoding does (with their parents)."""
+    assert run.cost_to_go is not None  # the benchmarks refuse a run without one
+    embeddings = np.asarray(run.encoder.embed(pairs, parents), np.float32)
+    return run.cost_to_go.embed(pairs, parents, embeddings)

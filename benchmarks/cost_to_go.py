@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from absl import flags
 
-from benchmarks.common import print_header
+from benchmarks.common import cost_to_go_features, print_header
 from statecentric_jax.cli import run_main
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.ensemble import load_run
@@ -37,14 +37,11 @@ COLUMNS = ("problem", "plan length (planner)", "h at start", "h at goal", "corre
 
 
 def along_plan(run: LoadedModel, task: Task, plan: list[str]) -> np.ndarray:
-    """The cost-to-go of each state along `plan`, embedded as decoding does (with each state's parent)."""
+    """The cost-to-go of each state along `plan`."""
     states = simulate(task, plan)
-    pairs = [(task, state) for state in states]
-    parents = [None, *states[:-1]]
-    embeddings = np.asarray(run.encoder.embed(pairs, parents), np.float32)
-    assert run.cost_to_go is not None  # main refuses a run without one
-    features = run.cost_to_go.embed(pairs, parents, embeddings)
+    features = cost_to_go_features(run, [(task, state) for state in states], [None, *states[:-1]])
     goal = np.asarray(run.encoder.embed_goals([task]), np.float32)
+    assert run.cost_to_go is not None
     return run.cost_to_go.estimate(features, np.repeat(goal, len(states), axis=0))
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import scipy.optimize
 from absl import flags
 
-from benchmarks.common import print_header
+from benchmarks.common import cost_to_go_features, print_header
 from statecentric_jax.cli import run_main
 from statecentric_jax.embedding.datasets import trajectories_path
 from statecentric_jax.embedding.encoders import Pair
@@ -65,7 +65,6 @@ def training_records(run: LoadedModel, workdir: str) -> list[dict]:
 
 def orderings(run: LoadedModel, records: list[dict]) -> Orderings:
     """Every record's states and their siblings, embedded as decoding embeds them (with their parents)."""
-    assert run.cost_to_go is not None  # main refuses a run without one
     tasks: dict[str, tuple[Task, SuccessorGenerator]] = {}
     pairs: list[Pair] = []
     parents: list[frozenset[str] | None] = []
@@ -92,14 +91,10 @@ def orderings(run: LoadedModel, records: list[dict]) -> Orderings:
                     sibling_pairs.append((task, successor))
                     sibling_parents.append(states[t])
 
-    def features(pairs: list[Pair], parents: list[frozenset[str] | None]) -> np.ndarray:
-        embeddings = np.asarray(run.encoder.embed(pairs, parents), np.float32)
-        return np.asarray(run.cost_to_go.embed(pairs, parents, embeddings), np.float64)  # type: ignore[union-attr]
-
     return Orderings(
-        features(pairs, parents),
+        np.asarray(cost_to_go_features(run, pairs, parents), np.float64),
         np.asarray(steps_left, np.float64),
-        features(sibling_pairs, sibling_parents),
+        np.asarray(cost_to_go_features(run, sibling_pairs, sibling_parents), np.float64),
         np.asarray(along, np.int64).reshape(-1, 2),
         np.asarray(against, np.int64).reshape(-1, 2),
     )
