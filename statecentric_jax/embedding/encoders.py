@@ -36,7 +36,15 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, get_args
 
 import numpy as np
 from wlplan.data import DomainDataset, ProblemDataset
-from wlplan.feature_generator import init_feature_generator, load_feature_generator
+from wlplan.feature_generator import (
+    CCWLFeatures,
+    IWLFeatures,
+    KWL2Features,
+    LWL2Features,
+    NIWLFeatures,
+    WLFeatures,
+    init_feature_generator,
+)
 from wlplan.planning import Atom, Domain, Predicate, Problem, State
 
 from statecentric_jax.atomic import replace_atomically
@@ -53,6 +61,18 @@ FSF_DONT_CARE = -10.0  # the goal says nothing about this slot
 _FORMAT = 1  # version of our metadata inside a saved encoder file
 _CACHED_TASKS = 4096
 _WL_CALL_LIMIT = 2048  # states per wlplan call: bounds the memory its graphs take
+# wlplan's feature algorithms for classical states, and the class that reads each back: wlplan 2.1.0
+# saves lwl2 and kwl2 under other names ("2-lwl", "2-kwl") than its load_feature_generator knows.
+_WL_CLASSES = {
+    "wl": WLFeatures,
+    "lwl2": LWL2Features,
+    "kwl2": KWL2Features,
+    "iwl": IWLFeatures,
+    "niwl": NIWLFeatures,
+    "ccwl": CCWLFeatures,
+}
+WL_ALGORITHMS = tuple(_WL_CLASSES)
+WL_GRAPHS = ("ilg", "ploig")  # wlplan's graphs for classical states
 
 Pair = tuple[Task, frozenset[str]]
 TasksAndTrajectories = Sequence[tuple[Task, Sequence[frozenset[str]]]]
@@ -74,12 +94,27 @@ class WLSettings:
     trained on small problems needs to act on large ones. `normalize=True`
     divides each row by its number of colour occurrences, seen or unseen
     (= ILG nodes x (iterations + 1)).
+
+    `algorithm` and `graph`: wlplan's other feature algorithms (e.g. "lwl2", which
+    colours pairs of nodes) and graphs (e.g. "ploig", objects joined by their atoms),
+    for measuring other features (benchmarks/ranking_bound.py). Only the defaults
+    embed through `wl_fast`; the others call wlplan.
     """
 
     iterations: int = 2
     multiset_hash: bool = True
     goals_in_vocabulary: bool = False
     normalize: bool = False
+    algorithm: str = "wl"
+    graph: str = "ilg"
+
+    def __post_init__(self) -> None:
+        if self.algorithm not in WL_ALGORITHMS:
+            raise InputError(None, f"unknown WL algorithm '{self.algorithm}' (use one of {', '.join(WL_ALGORITHMS)})")
+        if self.graph not in WL_GRAPHS:
+            raise InputError(None, f"unknown WL graph '{self.graph}' (use one of {', '.join(WL_GRAPHS)})")
+        if self.normalize and self.graph != "ilg":
+            raise InputError(None, f"normalize counts the nodes of an ILG; graph '{self.graph}' cannot be normalized")
 
 
 class _TaskCache(Generic[T]):
@@ -235,9 +270,9 @@ class WLEncoder(Encoder):
             features
             if features is not None
             else init_feature_generator(
-                "wl",
+                settings.algorithm,
                 self._wl_domain,
-                graph_representation="ilg",
+                graph_representation=settings.graph,
                 iterations=settings.iterations,
                 pruning="none",
                 multiset_hash=settings.multiset_hash,
@@ -361,8 +396,8 @@ class WLEncoder(Encoder):
         try:
             settings = WLSettings(**meta["settings"])
             with _stdout_silenced():
-                features = load_feature_generator(path, quiet=True)
-        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+                features = _WL_CLASSES[settings.algorithm](filename=path, quiet=True)
+        except (KeyError, TypeError, ValueError, RuntimeError, InputError) as e:
             raise InputError(path, f"corrupt WL encoder file ({type(e).__name__}: {e})") from None
         return cls(meta["domain"], meta["predicates"], settings, features)
 

@@ -137,6 +137,35 @@ def test_wl_vocabulary_with_goals_is_larger(blocks4):
     assert with_goals.dim > plain.dim
 
 
+@pytest.mark.parametrize("settings", [WLSettings(1, algorithm="lwl2"), WLSettings(graph="ploig")])
+def test_other_wlplan_features_embed_through_wlplan_and_survive_saving(tmp_path, blocks4, settings):
+    states = random_walk(blocks4, 20, seed=0)
+    encoder = fit_encoder("wl", "blocks", [(blocks4, states)], settings)
+    plain = fit_encoder("wl", "blocks", [(blocks4, states)], WLSettings(settings.iterations))
+    assert encoder.dim != plain.dim  # the settings reach wlplan: other colours than WL on the ILG
+    pairs = [(blocks4, s) for s in states]
+    encoder.save(tmp_path / "encoder.json")
+    loaded = load_encoder(tmp_path / "encoder.json", domain="blocks", kind="wl")
+    assert loaded.settings == settings
+    reference = loaded.embed(pairs)
+    loaded.use_fast = False
+    np.testing.assert_array_equal(reference, loaded.embed(pairs))
+    np.testing.assert_array_equal(reference, encoder.embed(pairs))
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        (dict(algorithm="2wl"), "unknown WL algorithm '2wl'"),
+        (dict(graph="pog"), "unknown WL graph 'pog'"),
+        (dict(graph="ploig", normalize=True), "cannot be normalized"),
+    ],
+)
+def test_unknown_wlplan_settings_are_refused(fields, message):
+    with pytest.raises(InputError, match=message):
+        WLSettings(**fields)
+
+
 @pytest.mark.parametrize("kind", ["wl", "fsf"])
 def test_save_load_round_trip(tmp_path, blocks4, kind):
     encoder = fit_encoder(kind, "blocks", [(blocks4, random_walk(blocks4, 20, seed=0))])
