@@ -14,21 +14,35 @@ What a function fitted to them still gets wrong bounds any linear cost-to-go on 
 sibling may be as good as the plan's next state (another optimal plan), so that share stays below 1.
 The last line counts the orderings between states with equal features, which no function of them
 can get right.
+
+Two questions more, for choosing features:
+
+* `--held_out=<trajectories.jsonl>,...` (plans of larger problems, e.g. Fast Downward's from
+  `launch/generate_plans.py`): the same two shares on those plans, for each fitted function. What
+  carries over to larger problems is what search needs, not the fit on the training plans.
+* `--features=<algorithm>:<graph>:<iterations>[:set],...` refits on other WL features (wlplan's
+  algorithms, e.g. `lwl2`, which colours pairs of nodes, and graphs, e.g. `ploig`; multiset hash
+  unless `:set`), their vocabulary collected from the same training states; `run` (the default)
+  is the run's own cost-to-go features. It prints each one's dimension, the share of held-out
+  colour occurrences outside its vocabulary, and wlplan's time per held-out state (decoding's
+  `wl_fast` is faster, for the run's WL features only).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import pathlib
+import time
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import scipy.optimize
 from absl import flags
 
-from benchmarks.common import cost_to_go_features, print_header
+from benchmarks.common import print_header
 from statecentric_jax.cli import run_main
 from statecentric_jax.embedding.datasets import trajectories_path
-from statecentric_jax.embedding.encoders import Pair
+from statecentric_jax.embedding.encoders import Pair, WLEncoder, WLSettings
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments.aggregation import AGGREGATION_DIR
 from statecentric_jax.experiments.pipeline import cache_dirs
@@ -40,8 +54,25 @@ from statecentric_jax.problems.plan_generation import read_trajectories
 
 _RUN = flags.DEFINE_string("run", None, "A trained run with a cost-to-go (config value.kind).", required=True)
 _RANK_WEIGHTS = flags.DEFINE_list("rank_weights", ["0", "1", "10", "100"], "Weights of the ordering loss.")
+_FEATURES = flags.DEFINE_list(
+    "features", ["run"], "run (the run's cost-to-go features) and/or <algorithm>:<graph>:<iterations>[:set] (wlplan)."
+)
+_HELD_OUT = flags.DEFINE_list("held_out", [], "trajectories.jsonl files of plans to order, not fitted on.")
 
-COLUMNS = ("rank weight", "mean squared error", "plan steps where h falls", "plan's next state before a sibling")
+COLUMNS = (
+    "features",
+    "D",
+    "rank weight",
+    "mean squared error",
+    "plan steps where h falls",
+    "plan's next state before a sibling",
+    "held out: h falls",
+    "held out: next state first",
+    "held out: unseen colours",
+    "held out: ms per state",
+)
+Embed = Callable[[Sequence[Pair], Sequence["frozenset[str] | None"]], tuple[np.ndarray, float]]
+Plan = tuple[Task, SuccessorGenerator, list[frozenset[str]]]
 
 
 @dataclasses.dataclass
@@ -53,6 +84,16 @@ class Orderings:
     siblings: np.ndarray  # [M, F]
     along: np.ndarray  # [K, 2] (s_t+1, s_t) rows of `states`
     against: np.ndarray  # [L, 2] (s_t+1 row of `states`, sibling row of `siblings`)
+    unseen: float  # share of WL colour occurrences outside the vocabulary
+    seconds_per_state: float  # embedding time
+
+    def shares(self, w: np.ndarray, b: float) -> tuple[float, float, float]:
+        """Mean squared error of h = features @ w + b, share of steps where h falls, of siblings after."""
+        h, h_siblings = self.states @ w + b, self.siblings @ w + b
+        error = float(np.mean((h - self.steps_left) ** 2))
+        falls = float(np.mean(h[self.along[:, 0]] < h[self.along[:, 1]]))
+        first = float(np.mean(h[self.against[:, 0]] < h_siblings[self.against[:, 1]]))
+        return error, falls, first
 
 
 def training_records(run: LoadedModel, workdir: str) -> list[dict]:
@@ -63,21 +104,27 @@ def training_records(run: LoadedModel, workdir: str) -> list[dict]:
     return [record for path in files for record in read_trajectories(path)]
 
 
-def orderings(run: LoadedModel, records: list[dict]) -> Orderings:
-    """Every record's states and their siblings, embedded as decoding embeds them (with their parents)."""
+def load_plans(records: list[dict]) -> list[Plan]:
+    """Each record's task (loaded once per problem file), successor generator and states."""
     tasks: dict[str, tuple[Task, SuccessorGenerator]] = {}
-    pairs: list[Pair] = []
-    parents: list[frozenset[str] | None] = []
-    sibling_pairs: list[Pair] = []
-    sibling_parents: list[frozenset[str] | None] = []
-    steps_left, along, against = [], [], []
+    plans = []
     for record in records:
         source = record.get("source_file", record["problem_file"])  # aggregation: the problem it came from
         if source not in tasks:
             task = load_task(record["domain_file"], source)
             tasks[source] = task, SuccessorGenerator(task)
-        task, generator = tasks[source]
-        states = [frozenset(state) for state in record["states"]]
+        plans.append((*tasks[source], [frozenset(state) for state in record["states"]]))
+    return plans
+
+
+def orderings(plans: list[Plan], embed: Embed) -> Orderings:
+    """Every plan's states and their siblings, embedded as decoding embeds them (with their parents)."""
+    pairs: list[Pair] = []
+    parents: list[frozenset[str] | None] = []
+    sibling_pairs: list[Pair] = []
+    sibling_parents: list[frozenset[str] | None] = []
+    steps_left, along, against = [], [], []
+    for task, generator, states in plans:
         first = len(pairs)
         for t, state in enumerate(states):
             pairs.append((task, state))
@@ -90,14 +137,40 @@ def orderings(run: LoadedModel, records: list[dict]) -> Orderings:
                     against.append((first + t + 1, len(sibling_pairs)))
                     sibling_pairs.append((task, successor))
                     sibling_parents.append(states[t])
-
+    start = time.perf_counter()
+    features, unseen = embed(pairs, parents)
+    sibling_features, sibling_unseen = embed(sibling_pairs, sibling_parents)
+    seconds = time.perf_counter() - start
+    count = len(pairs) + len(sibling_pairs)
     return Orderings(
-        np.asarray(cost_to_go_features(run, pairs, parents), np.float64),
+        np.asarray(features, np.float64),
         np.asarray(steps_left, np.float64),
-        np.asarray(cost_to_go_features(run, sibling_pairs, sibling_parents), np.float64),
+        np.asarray(sibling_features, np.float64),
         np.asarray(along, np.int64).reshape(-1, 2),
         np.asarray(against, np.int64).reshape(-1, 2),
+        (unseen * len(pairs) + sibling_unseen * len(sibling_pairs)) / max(count, 1),
+        seconds / max(count, 1),
     )
+
+
+def parse_features(spec: str) -> WLSettings:
+    """`<algorithm>:<graph>:<iterations>[:set]` as WL settings."""
+    parts = spec.split(":")
+    if len(parts) not in (3, 4) or not parts[2].isdigit() or parts[3:] not in ([], ["set"]):
+        raise InputError("--features", f"'{spec}' is not <algorithm>:<graph>:<iterations>[:set]")
+    return WLSettings(int(parts[2]), len(parts) == 3, algorithm=parts[0], graph=parts[1])
+
+
+def feature_embedding(run: LoadedModel, spec: str, training: list[Plan]) -> tuple[Embed, int]:
+    """The embedding `spec` names and its dimension: the run's own, or WL fitted on the training plans."""
+    if spec == "run":
+        assert run.cost_to_go is not None  # main refuses a run without one
+        encoder = run.cost_to_go.encoder or run.encoder  # its φ(s) (main refuses [φ(s), φ(g)])
+        return encoder.embed_with_unseen, encoder.dim
+    plans = [(task, states) for task, _, states in training]
+    fitted = WLEncoder.fit(run.config.data.domain, plans, parse_features(spec))
+    fitted.use_fast = False  # one implementation for every spec, so their times compare
+    return fitted.embed_with_unseen, fitted.dim
 
 
 def fit(data: Orderings, alpha: float, rank_weight: float) -> tuple[np.ndarray, float]:
@@ -137,19 +210,28 @@ def main(argv):
         raise InputError(_RUN.value, "this run has no cost-to-go (config value.kind is none)")
     if run.config.value.features != "state":
         raise InputError(_RUN.value, "only a cost-to-go on φ(s) alone (config value.features=state) is refitted here")
-    data = orderings(run, training_records(run, _RUN.value))
-    print(f"{len(data.states)} plan states, {len(data.along)} plan steps, {len(data.against)} siblings")
+    training = load_plans(training_records(run, _RUN.value))
+    held_out = load_plans([record for path in _HELD_OUT.value for record in read_trajectories(path)])
+    print(f"{len(training)} training plans, {len(held_out)} held-out plans")
     print_header(COLUMNS)
-    for rank_weight in (float(w) for w in _RANK_WEIGHTS.value):
-        w, b = fit(data, run.cost_to_go.alpha, rank_weight)
-        h, h_siblings = data.states @ w + b, data.siblings @ w + b
-        error = float(np.mean((h - data.steps_left) ** 2))
-        falls = float(np.mean(h[data.along[:, 0]] < h[data.along[:, 1]]))
-        first = float(np.mean(h[data.against[:, 0]] < h_siblings[data.against[:, 1]]))
-        print(f"| {rank_weight:g} | {error:.2f} | {falls:.3f} | {first:.3f} |", flush=True)
-    tied_along = np.all(data.states[data.along[:, 0]] == data.states[data.along[:, 1]], axis=1)
-    tied_against = np.all(data.states[data.against[:, 0]] == data.siblings[data.against[:, 1]], axis=1)
-    print(f"\nequal features: {tied_along.mean():.3f} of plan steps, {tied_against.mean():.3f} of siblings")
+    ties = []
+    for spec in _FEATURES.value:
+        embed, dim = feature_embedding(run, spec, training)
+        data = orderings(training, embed)
+        test = orderings(held_out, embed) if held_out else None
+        for rank_weight in (float(w) for w in _RANK_WEIGHTS.value):
+            w, b = fit(data, run.cost_to_go.alpha, rank_weight)
+            cells = [spec, str(dim), f"{rank_weight:g}", *(f"{x:.3f}" for x in data.shares(w, b))]
+            if test is not None:
+                _, falls, first = test.shares(w, b)
+                cells += [f"{falls:.3f}", f"{first:.3f}", f"{test.unseen:.3f}", f"{1000 * test.seconds_per_state:.2f}"]
+            else:
+                cells += ["-"] * 4
+            print("| " + " | ".join(cells) + " |", flush=True)
+        tied_along = np.all(data.states[data.along[:, 0]] == data.states[data.along[:, 1]], axis=1)
+        tied_against = np.all(data.states[data.against[:, 0]] == data.siblings[data.against[:, 1]], axis=1)
+        ties.append(f"{spec}: equal features: {tied_along.mean():.3f} of steps, {tied_against.mean():.3f} of siblings")
+    print("\n" + "\n".join(ties))
 
 
 if __name__ == "__main__":
