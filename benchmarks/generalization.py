@@ -35,6 +35,7 @@ from benchmarks.common import print_header
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
 from statecentric_jax.cli import parse_floats, parse_ints, run_main
+from statecentric_jax.embedding.encoders import WL_ALGORITHMS, WL_GRAPHS
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import aggregation, pipeline
 from statecentric_jax.experiments.evaluation import check_plan
@@ -67,6 +68,10 @@ _VALUE_EMBEDDING = flags.DEFINE_enum(
 )
 _VALUE_WL_ITERATIONS = flags.DEFINE_integer("value_wl_iterations", 4, "WL iterations of an own φ.")
 _VALUE_WL_HASH = flags.DEFINE_enum("value_wl_hash", "set", ["set", "multiset"], "WL hash of an own φ.")
+_VALUE_WL_ALGORITHM = flags.DEFINE_enum(
+    "value_wl_algorithm", "wl", list(WL_ALGORITHMS), "wlplan algorithm of an own φ."
+)
+_VALUE_WL_GRAPH = flags.DEFINE_enum("value_wl_graph", "ilg", list(WL_GRAPHS), "wlplan graph of an own φ.")
 _REFERENCE_PLANS = flags.DEFINE_string(
     "reference_plans", None, "A generate_plans workdir with Fast Downward plans for these problems (plan-length ratio)."
 )
@@ -158,6 +163,8 @@ def train(
     name = f"model-{_VALUE_FEATURES.value}-alpha{_VALUE_ALPHA.value:g}"
     if _VALUE_EMBEDDING.value == "own":
         name += f"-own-wl{_VALUE_WL_ITERATIONS.value}-{_VALUE_WL_HASH.value}"
+        if (_VALUE_WL_ALGORITHM.value, _VALUE_WL_GRAPH.value) != ("wl", "ilg"):
+            name += f"-{_VALUE_WL_ALGORITHM.value}-{_VALUE_WL_GRAPH.value}"
     if members:
         name += "-ensemble-" + "+".join(s.strip().replace(":", "_") for s in members.split(","))
     if rounds or alternatives:
@@ -175,6 +182,8 @@ def train(
     config.value.embedding = _VALUE_EMBEDDING.value
     config.value.wl_iterations = _VALUE_WL_ITERATIONS.value
     config.value.wl_multiset_hash = _VALUE_WL_HASH.value == "multiset"
+    config.value.wl_algorithm = _VALUE_WL_ALGORITHM.value
+    config.value.wl_graph = _VALUE_WL_GRAPH.value
     config.ensemble.members = members
     if rounds == 0 and alternatives == 0:
         if (run / CONFIG_FILE).exists():

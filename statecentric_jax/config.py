@@ -15,6 +15,7 @@ from typing import Literal, get_args
 import ml_collections
 
 from statecentric_jax.embedding.encoders import KINDS as ENCODINGS
+from statecentric_jax.embedding.encoders import WL_ALGORITHMS, WL_GRAPHS
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.transitions import MODES
 from statecentric_jax.search.base import decode_config
@@ -80,6 +81,8 @@ def base() -> ml_collections.ConfigDict:
     config.value.embedding = "model"  # φ: the transition model's, or "own": a WL embedding of its own (below)
     config.value.wl_iterations = 4  # the own embedding's WL iterations
     config.value.wl_multiset_hash = False  # the own embedding's hash: multiset (the paper's φ), or set
+    config.value.wl_algorithm = "wl"  # the own embedding's wlplan algorithm, e.g. "lwl2" (pairs of nodes)
+    config.value.wl_graph = "ilg"  # the own embedding's wlplan graph, or "ploig" (objects joined by atoms)
 
     config.aggregation = ml_collections.ConfigDict()  # expert data aggregation (experiments/aggregation.py)
     config.aggregation.rounds = 0  # 0: off, the paper's training
@@ -113,6 +116,16 @@ def value_kind(config: ml_collections.ConfigDict) -> str:
 def value_embedding(config: ml_collections.ConfigDict) -> str:
     """Whose φ the cost-to-go reads: "model" (the transition model's; also for older runs) or "own"."""
     return config.value.get("embedding", "model") if value_kind(config) != "none" else "model"
+
+
+def value_wl_algorithm(config: ml_collections.ConfigDict) -> str:
+    """The own φ's wlplan algorithm; "wl" for runs from before the choice existed."""
+    return config.value.get("wl_algorithm", "wl")
+
+
+def value_wl_graph(config: ml_collections.ConfigDict) -> str:
+    """The own φ's wlplan graph; "ilg" for runs from before the choice existed."""
+    return config.value.get("wl_graph", "ilg")
 
 
 def aggregation_rounds(config: ml_collections.ConfigDict) -> int:
@@ -179,6 +192,11 @@ def _check_value(config: ml_collections.ConfigDict) -> None:
     iterations = config.value.wl_iterations
     if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
         raise InputError(None, f"config value.wl_iterations={iterations!r} must be an integer >= 1")
+    algorithm, graph = value_wl_algorithm(config), value_wl_graph(config)
+    if algorithm not in WL_ALGORITHMS:
+        raise InputError(None, f"config value.wl_algorithm={algorithm!r} is not one of {', '.join(WL_ALGORITHMS)}")
+    if graph not in WL_GRAPHS:
+        raise InputError(None, f"config value.wl_graph={graph!r} is not one of {', '.join(WL_GRAPHS)}")
     if config.value.features != "state":  # its own φ(g) is never computed: its WL graph marks the goal atoms
         raise InputError(None, "config value.embedding='own' reads φ(s) alone: set value.features='state'")
 

@@ -97,8 +97,9 @@ class WLSettings:
 
     `algorithm` and `graph`: wlplan's other feature algorithms (e.g. "lwl2", which
     colours pairs of nodes) and graphs (e.g. "ploig", objects joined by their atoms),
-    for measuring other features (benchmarks/ranking_bound.py). Only the defaults
-    embed through `wl_fast`; the others call wlplan.
+    for a cost-to-go's own φ (`value.wl_algorithm`, `value.wl_graph`) and for comparing
+    features (benchmarks/ranking_bound.py). Only the defaults embed through `wl_fast`;
+    the others call wlplan.
     """
 
     iterations: int = 2

@@ -6,7 +6,7 @@ embedded datasets:
 
   <cache_dir>/plans/<root id>/<domain>/<split>/...        (plan_generation)
   <cache_dir>/datasets/<root id>/<domain>/<encoding>/...  (datasets)
-  <cache_dir>/datasets/<root id>/<domain>/value-wl<k>-<multiset|set>/...  (a cost-to-go's own φ)
+  <cache_dir>/datasets/<root id>/<domain>/value-wl<k>-<multiset|set>[-<algorithm>-<graph>]/...  (a cost-to-go's own φ)
 
 A run directory (`--workdir`) holds one seed per subfolder `seed<N>/` with the
 model, its encoder and `eval/<split>/`; finished seeds and splits are skipped
@@ -81,10 +81,16 @@ def prepare_value_data(config) -> value.ValueData | None:
     Call after `prepare_data`, which makes the plans."""
     if config_lib.value_embedding(config) != "own":
         return None
-    settings = WLSettings(iterations=config.value.wl_iterations, multiset_hash=config.value.wl_multiset_hash)
+    settings = WLSettings(
+        iterations=config.value.wl_iterations,
+        multiset_hash=config.value.wl_multiset_hash,
+        algorithm=config_lib.value_wl_algorithm(config),
+        graph=config_lib.value_wl_graph(config),
+    )
     plans_dir, dataset_dir = cache_dirs(config)
     hashing = "multiset" if settings.multiset_hash else "set"
-    out = dataset_dir.parent / f"value-wl{settings.iterations}-{hashing}"
+    variant = "" if (settings.algorithm, settings.graph) == ("wl", "ilg") else f"-{settings.algorithm}-{settings.graph}"
+    out = dataset_dir.parent / f"value-wl{settings.iterations}-{hashing}{variant}"
     splits = datasets.build_dataset(
         config.data.pddl_root, plans_dir, config.data.domain, "wl", out, TRAINING_SPLITS, settings
     )

@@ -195,10 +195,15 @@ def test_test_splits_are_refused_before_any_planning():
             aggregation._guard(split)  # checked again at every planner call
 
 
-def test_a_cost_to_go_with_its_own_embedding_is_refitted_on_it(root, tmp_path):
+@pytest.mark.parametrize(
+    "algorithm,graph,iterations,cached",
+    [("wl", "ilg", 3, "value-wl3-set"), ("lwl2", "ploig", 1, "value-wl1-set-lwl2-ploig")],
+)
+def test_a_cost_to_go_with_its_own_embedding_is_refitted_on_it(root, tmp_path, algorithm, graph, iterations, cached):
     config = make_config(root, tmp_path / "cache", rounds=1)
     config.value.kind, config.aggregation.retrain = "ridge", "value"
-    config.value.embedding, config.value.wl_iterations = "own", 3
+    config.value.embedding, config.value.wl_iterations = "own", iterations
+    config.value.wl_algorithm, config.value.wl_graph = algorithm, graph
     config.decode.strategy = "best_first"
     run = tmp_path / "run"
     pipeline.train_from_config(config, run)
@@ -206,7 +211,8 @@ def test_a_cost_to_go_with_its_own_embedding_is_refitted_on_it(root, tmp_path):
     loaded = train.load_model(run)
     own = loaded.cost_to_go.encoder
     assert own is not None and (run / VALUE_ENCODER_FILE).is_file()
-    assert any((tmp_path / "cache/datasets").glob("*/blocks/value-wl3-set/encoder.json"))
+    assert any((tmp_path / "cache/datasets").glob(f"*/blocks/{cached}/encoder.json"))
+    assert (own.settings.algorithm, own.settings.graph) == (algorithm, graph)  # saved and read back with them
     assert own.dim != loaded.encoder.dim and loaded.cost_to_go.weights.shape == (2 * own.dim,)
     summary = json.loads((run / aggregation.SUMMARY_FILE).read_text())
     assert sum(summary["rounds"][0]["extra_trajectories"].values()) > 0  # the refit saw them, own-embedded

@@ -63,6 +63,8 @@ def test_a_run_with_a_value_model_loads_it(tmp_path, monkeypatch):
         ({"embedding": "theirs"}, "value.embedding='theirs' is not one of model, own"),
         ({"embedding": "own", "wl_iterations": 0}, "value.wl_iterations=0 must be an integer >= 1"),
         ({"embedding": "own", "features": "state_goal"}, "reads φ\\(s\\) alone"),
+        ({"embedding": "own", "wl_algorithm": "3wl"}, "value.wl_algorithm='3wl' is not one of wl, lwl2"),
+        ({"embedding": "own", "wl_graph": "slg"}, "value.wl_graph='slg' is not one of ilg, ploig"),
     ],
 )
 def test_bad_own_embedding_settings_are_one_line(settings, reason):
