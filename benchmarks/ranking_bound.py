@@ -18,8 +18,10 @@ can get right.
 Two questions more, for choosing features:
 
 * `--held_out=<trajectories.jsonl>,...` (plans of larger problems, e.g. Fast Downward's from
-  `launch/generate_plans.py`): the same two shares on those plans, for each fitted function. What
-  carries over to larger problems is what search needs, not the fit on the training plans.
+  `launch/generate_plans.py`): the error and the same two shares on those plans, for each fitted
+  function read as decoding reads it (never below zero), and the share of their states where it
+  is negative. What carries over to larger problems is what search needs, not the fit on the
+  training plans.
 * `--features=<algorithm>:<graph>:<iterations>[:set],...` refits on other WL features (wlplan's
   algorithms, e.g. `lwl2`, which colours pairs of nodes, and graphs, e.g. `ploig`; multiset hash
   unless `:set`), their vocabulary collected from the same training states; `run` (the default)
@@ -66,8 +68,10 @@ COLUMNS = (
     "mean squared error",
     "plan steps where h falls",
     "plan's next state before a sibling",
+    "held out: mean squared error",
     "held out: h falls",
     "held out: next state first",
+    "held out: plan states with h < 0",
     "held out: unseen colours",
     "held out: ms per state",
 )
@@ -87,9 +91,13 @@ class Orderings:
     unseen: float  # share of WL colour occurrences outside the vocabulary
     seconds_per_state: float  # embedding time
 
-    def shares(self, w: np.ndarray, b: float) -> tuple[float, float, float]:
-        """Mean squared error of h = features @ w + b, share of steps where h falls, of siblings after."""
+    def shares(self, w: np.ndarray, b: float, clamped: bool = False) -> tuple[float, float, float]:
+        """Mean squared error of h = features @ w + b, share of steps where h falls, of siblings after.
+        `clamped`: of h as decoding reads it, never below zero (learning/value.py), so a function that
+        goes negative on larger problems is as flat there as search finds it."""
         h, h_siblings = self.states @ w + b, self.siblings @ w + b
+        if clamped:
+            h, h_siblings = np.maximum(h, 0.0), np.maximum(h_siblings, 0.0)
         error = float(np.mean((h - self.steps_left) ** 2))
         falls = float(np.mean(h[self.along[:, 0]] < h[self.along[:, 1]]))
         first = float(np.mean(h[self.against[:, 0]] < h_siblings[self.against[:, 1]]))
@@ -223,10 +231,11 @@ def main(argv):
             w, b = fit(data, run.cost_to_go.alpha, rank_weight)
             cells = [spec, str(dim), f"{rank_weight:g}", *(f"{x:.3f}" for x in data.shares(w, b))]
             if test is not None:
-                _, falls, first = test.shares(w, b)
-                cells += [f"{falls:.3f}", f"{first:.3f}", f"{test.unseen:.3f}", f"{1000 * test.seconds_per_state:.2f}"]
+                negative = float(np.mean(test.states @ w + b < 0))
+                cells += [f"{x:.3f}" for x in (*test.shares(w, b, clamped=True), negative, test.unseen)]
+                cells.append(f"{1000 * test.seconds_per_state:.2f}")
             else:
-                cells += ["-"] * 4
+                cells += ["-"] * 6
             print("| " + " | ".join(cells) + " |", flush=True)
         tied_along = np.all(data.states[data.along[:, 0]] == data.states[data.along[:, 1]], axis=1)
         tied_against = np.all(data.states[data.against[:, 0]] == data.siblings[data.against[:, 1]], axis=1)
