@@ -122,6 +122,8 @@ class Candidate:
     priority: str = "cumulative"
     value_weight: float = 0.0
     guided: bool = False  # uses the learned cost-to-go
+    novelty: bool = False  # novel states first (decode.novelty; a symbolic signal: its own rows)
+    type_exploration: bool = False  # every other expansion of a random type (decode.type_exploration)
 
 
 def guided(value_weight: float) -> Candidate:
@@ -138,6 +140,27 @@ CANDIDATES = (
     Candidate("best-first: last distance", "best_first", priority="last"),
     Candidate("best-first: cost-to-go (distance breaks ties)", "best_first", guided=True),
     Candidate("best-first: cost-to-go + 1.0 x distance", "best_first", value_weight=1.0, guided=True),
+    Candidate(
+        "best-first: cost-to-go (distance breaks ties) + type exploration",
+        "best_first",
+        guided=True,
+        type_exploration=True,
+    ),
+    Candidate(
+        "best-first: cost-to-go + 1.0 x distance + type exploration",
+        "best_first",
+        value_weight=1.0,
+        guided=True,
+        type_exploration=True,
+    ),
+    Candidate("best-first: novelty then cost-to-go (distance breaks ties)", "best_first", guided=True, novelty=True),
+    Candidate(
+        "best-first: novelty then cost-to-go + 1.0 x distance",
+        "best_first",
+        value_weight=1.0,
+        guided=True,
+        novelty=True,
+    ),
 )
 
 
@@ -240,6 +263,8 @@ def evaluate(
         priority=candidate.priority,
         value_weight=candidate.value_weight,
         path_weight=_PATH_WEIGHT.value,
+        novelty=candidate.novelty,
+        type_exploration=candidate.type_exploration,
     )
     domain_file = layout.domain_file(root, domain)
     tasks = [load_task(domain_file, p) for p in layout.problem_files(root, domain, split)]

@@ -22,6 +22,10 @@ class StatePacker:
         self._number = {atom: i for i, atom in enumerate(atoms)}
         self._atoms = atoms
 
+    def __len__(self) -> int:
+        """The number of fluent atoms (atom numbers run from 0 to len - 1)."""
+        return len(self._atoms)
+
     def pack(self, state: State) -> bytes:
         """The state's key (a KeyError: an atom that neither the initial state nor any operator holds)."""
         return array.array("I", sorted(map(self._number.__getitem__, state))).tobytes()

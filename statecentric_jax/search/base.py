@@ -45,6 +45,8 @@ class DecodeConfig:
     priority: Priority = "cumulative"  # best-first without a cost-to-go: sum of step distances, or the last one
     value_weight: float = 0.0  # best-first with a cost-to-go: value + weight * distance (0: distance breaks ties)
     path_weight: float = 0.0  # best-first with a cost-to-go: + weight * plan length so far (0: greedy)
+    novelty: bool = False  # best-first with a cost-to-go: novel states first (BFWS; a symbolic signal)
+    type_exploration: bool = False  # best-first with a cost-to-go: every other expansion of a random type
 
     def __post_init__(self) -> None:
         scoring.check_metric(self.metric)

@@ -14,6 +14,14 @@ all model, embedding and distance work, batched across instances.
   budget, complete on finite state spaces. Priority: the summed or last-step distance to
   the model's predictions, or a learned cost-to-go (plus `value_weight` × distance, plus
   `path_weight` × the plan length so far, as weighted A* does; the distance breaks ties).
+  With `novelty` (and a cost-to-go), states of width 1 come first, as in best-first width
+  search (BFWS, Lipovetzky and Geffner 2017): those holding an atom that no state generated
+  before with the same rounded cost-to-go held. It is a symbolic, domain-independent signal
+  beside the learned one, against plateaus where the cost-to-go does not fall.
+  With `type_exploration` (and a cost-to-go), every other expansion is of a random open node
+  of a random type (rounded cost-to-go, depth), as type-based exploration does (Xie et al.
+  2014): it leaves a plateau or a local minimum of the cost-to-go without any signal but the
+  learned one. The random choices are seeded per problem, so plans are reproducible.
 - `restarts`: the paper's beam; when it fails, start again with twice the width, until the
   node budget is spent.
 """
@@ -25,6 +33,7 @@ import heapq
 import itertools
 import math
 import operator
+import random
 from collections.abc import Container, Sequence
 from typing import Any, NamedTuple, Protocol
 
@@ -158,6 +167,37 @@ class _Open(NamedTuple):
     carry: Any
 
 
+class _Types:
+    """Open nodes by type, for drawing a random type and then a random node of it in O(1)."""
+
+    def __init__(self, seed: int = 0):
+        self.random = random.Random(seed)
+        self.keys: list[tuple] = []  # the types with open nodes
+        self.nodes: dict[tuple, list] = {}
+
+    def add(self, key: tuple, item: Any) -> None:
+        if key not in self.nodes:
+            self.nodes[key] = []
+            self.keys.append(key)
+        self.nodes[key].append(item)
+
+    def pop(self) -> Any | None:
+        """A random item of a random type (removed), or None when there is none."""
+        if not self.keys:
+            return None
+        k = self.random.randrange(len(self.keys))
+        key = self.keys[k]
+        items = self.nodes[key]
+        i = self.random.randrange(len(items))
+        items[i], items[-1] = items[-1], items[i]
+        item = items.pop()
+        if not items:
+            del self.nodes[key]
+            self.keys[k] = self.keys[-1]
+            self.keys.pop()
+        return item
+
+
 class BestFirst:
     """Open nodes and the closed list hold packed states (`planning/packing.py`) and no embeddings
     (see the README for the memory saved); a node becomes a `Node` again when it is expanded."""
@@ -170,26 +210,55 @@ class BestFirst:
         self.tie = itertools.count()
         self.open: list = [((0.0,), next(self.tie), inst.root)]
         self.expanded, self.cut_by_horizon = 0, False
+        self.atoms_seen: dict[int, np.ndarray] = {}  # rounded cost-to-go -> atoms held by states with it
+        self.types = _Types() if guided and config.type_exploration else None
+        self.taken: set[int] = set()  # open nodes already expanded by the other queue (lazy deletion)
+        self.selections = 0
 
     def select(self) -> list[tuple[Node, Container]]:
+        self.selections += 1
+        if self.types is not None and self.selections % 2 == 0:
+            while (picked := self.types.pop()) is not None:
+                tie, entry = picked
+                if tie not in self.taken and (node := self._admit(tie, entry)) is not None:
+                    return [(node, self.closed)]
         while self.open:
-            _, _, entry = heapq.heappop(self.open)
-            if isinstance(entry, _Open):
-                state = self.packer.unpack(entry.key)
-                plan = (entry.action, entry.parent.plan)
-                entry = Node(state, None, plan, entry.parent.depth + 1, entry.score, entry.carry, entry.parent)
-            if entry.depth < self.inst.horizon:
-                return [(entry, self.closed)]
-            self.cut_by_horizon = True
+            _, tie, entry = heapq.heappop(self.open)
+            if tie not in self.taken and (node := self._admit(tie, entry)) is not None:
+                return [(node, self.closed)]
         return []
 
-    def _priority(self, expansion: Expansion, index: int, summed: float) -> tuple:
+    def _admit(self, tie: int, entry: _Open | Node) -> Node | None:
+        """The open entry as a node to expand, or None beyond the horizon."""
+        self.taken.add(tie)
+        if isinstance(entry, _Open):
+            state = self.packer.unpack(entry.key)
+            plan = (entry.action, entry.parent.plan)
+            entry = Node(state, None, plan, entry.parent.depth + 1, entry.score, entry.carry, entry.parent)
+        if entry.depth < self.inst.horizon:
+            return entry
+        self.cut_by_horizon = True
+        return None
+
+    def _priority(self, expansion: Expansion, index: int, summed: float, key: bytes) -> tuple:
         distance = float(expansion.distances[index])
         if self.guided:
             assert expansion.values is not None
-            value = float(expansion.values[index]) + self.config.value_weight * distance
-            return (value + self.config.path_weight * (expansion.node.depth + 1), distance)
+            cost_to_go = float(expansion.values[index])
+            value = cost_to_go + self.config.value_weight * distance
+            priority = (value + self.config.path_weight * (expansion.node.depth + 1), distance)
+            return (self._width(key, cost_to_go), *priority) if self.config.novelty else priority
         return (summed if self.config.priority == "cumulative" else distance,)
+
+    def _width(self, key: bytes, cost_to_go: float) -> int:
+        """1 if the state holds an atom new among the states generated with its rounded cost-to-go, else 2."""
+        seen = self.atoms_seen.get(round(cost_to_go))
+        if seen is None:
+            seen = self.atoms_seen[round(cost_to_go)] = np.zeros(len(self.packer), bool)
+        atoms = np.frombuffer(key, np.dtype("I"))  # as StatePacker packs them
+        novel = not seen[atoms].all()
+        seen[atoms] = True
+        return 1 if novel else 2
 
     def update(self, expansions: Sequence[Expansion]) -> Stop | None:
         self.expanded += len(expansions)
@@ -203,7 +272,11 @@ class BestFirst:
                 if self.inst.problem.task.goal_reached(state):
                     return Outcome.GOAL, expansion.child(index, summed)
                 entry = _Open(key, expansion.actions[index], summed, expansion.node, expansion.carry)
-                heapq.heappush(self.open, (self._priority(expansion, index, summed), next(self.tie), entry))
+                tie = next(self.tie)
+                heapq.heappush(self.open, (self._priority(expansion, index, summed, key), tie, entry))
+                if self.types is not None:
+                    assert expansion.values is not None
+                    self.types.add((round(float(expansion.values[index])), expansion.node.depth + 1), (tie, entry))
         if not self.open:
             return (Outcome.HORIZON if self.cut_by_horizon else Outcome.DEAD_END), None
         if self.expanded >= self.config.budget:

@@ -15,7 +15,7 @@ from statecentric_jax.errors import InputError
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import load_task
-from statecentric_jax.search import scoring
+from statecentric_jax.search import scoring, strategies
 from statecentric_jax.search.base import STRATEGIES, DecodeConfig
 from statecentric_jax.search.decoding import decode
 from tests.search.blocks import DOMAIN, PLANS, AtomEncoder, OracleModel, problem
@@ -128,6 +128,7 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
     """Greedy best-first search the plain way, one node at a time, every node whole: the plan or None."""
     generator, goal = SuccessorGenerator(task), encoder.embed_goals([task])[0]
     closed, tie, expanded = {task.init}, itertools.count(), 0
+    atoms_seen = collections.defaultdict(set)  # rounded cost-to-go -> atoms of the states generated with it
     heap = [((0.0,), next(tie), task.init, encoder.embed([(task, task.init)])[0], [], 0.0, model.init_carry(1))]
     while heap:
         _, _, state, embedding, plan, score, carry = heapq.heappop(heap)
@@ -151,6 +152,10 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
             if cost_to_go is not None:
                 value = float(values[i]) + config.value_weight * distance
                 priority = (value + config.path_weight * (len(plan) + 1), distance)
+                if config.novelty:
+                    seen = atoms_seen[round(float(values[i]))]
+                    priority = (1 if child - seen else 2, *priority)
+                    seen |= child
             else:
                 priority = (summed if config.priority == "cumulative" else distance,)
             heapq.heappush(heap, (priority, next(tie), child, embeddings[i], [*plan, action], summed, child_carry))
@@ -183,7 +188,10 @@ class LinearCostToGo(ReadsModelEmbedding):
 
 
 @pytest.mark.parametrize("encoding", ["atoms", "wl"])
-@pytest.mark.parametrize("guidance", ["cumulative", "last", "cost-to-go", "cost-to-go + distance", "cost-to-go + path"])
+@pytest.mark.parametrize(
+    "guidance",
+    ["cumulative", "last", "cost-to-go", "cost-to-go + distance", "cost-to-go + path", "cost-to-go + novelty"],
+)
 def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
     """Batched, with packed open nodes that are embedded again when expanded: the same plans."""
     problems = tasks + towers
@@ -195,6 +203,7 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
         weights = {
             "value_weight": 1.0 if "distance" in guidance else 0.0,
             "path_weight": 0.5 if "path" in guidance else 0.0,
+            "novelty": "novelty" in guidance,
         }
         config = dataclasses.replace(config, **weights)
     else:
@@ -203,6 +212,35 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
     expected = [reference_best_first(t, model, encoder, config, cost_to_go) for t in problems]
     assert [r.plan if r.solved else None for r in results] == expected
     assert sum(plan is not None for plan in expected) >= 3 and any(len(p or []) > 3 for p in expected)
+
+
+def test_type_exploration_draws_a_random_type_then_a_random_node():
+    drawn = collections.Counter()
+    for seed in range(400):
+        types = strategies._Types(seed)
+        types.add(("rare",), "r")
+        for i in range(99):
+            types.add(("common",), i)
+        first = types.pop()
+        drawn[first == "r"] += 1  # a type first: "r" half the time, not one time in a hundred
+        assert sorted(map(str, [first, *iter(types.pop, None)])) == sorted(["r", *map(str, range(99))])  # each once
+    assert 150 < drawn[True] < 250
+
+
+def test_type_exploration_is_reproducible_and_leaves_the_greedy_order(tasks, towers):
+    problems = tasks + towers
+    encoder = AtomEncoder()
+    model, cost_to_go = ShiftModel(encoder.dim, seed=2), LinearCostToGo(encoder.dim, seed=3)
+    config = DecodeConfig(strategy="best_first", metric="euclidean", budget=400, horizon_base=40)
+    greedy = decode(problems, model, encoder, config, cost_to_go=cost_to_go)
+    typed = dataclasses.replace(config, type_exploration=True)
+    first, again = (decode(problems, model, encoder, typed, cost_to_go=cost_to_go) for _ in range(2))
+    alone = [decode([t], model, encoder, typed, cost_to_go=cost_to_go)[0] for t in problems]
+    assert [r.plan for r in first] == [r.plan for r in again] == [r.plan for r in alone]  # batching is irrelevant
+    assert [r.steps for r in first] != [r.steps for r in greedy]
+    for task, result in zip(problems, first):
+        assert result.solved and result.steps <= 400
+        simulate(task, result.plan)
 
 
 @pytest.mark.parametrize("strategy", GUIDED)
