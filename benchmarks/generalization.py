@@ -122,8 +122,7 @@ class Candidate:
     priority: str = "cumulative"
     value_weight: float = 0.0
     guided: bool = False  # uses the learned cost-to-go
-    novelty: bool = False  # novel states first (decode.novelty; a symbolic signal: its own rows)
-    type_exploration: bool = False  # every other expansion of a random type (decode.type_exploration)
+    exploration: str = "none"  # every other expansion from a second queue (decode.exploration)
 
 
 def guided(value_weight: float) -> Candidate:
@@ -140,26 +139,16 @@ CANDIDATES = (
     Candidate("best-first: last distance", "best_first", priority="last"),
     Candidate("best-first: cost-to-go (distance breaks ties)", "best_first", guided=True),
     Candidate("best-first: cost-to-go + 1.0 x distance", "best_first", value_weight=1.0, guided=True),
-    Candidate(
-        "best-first: cost-to-go (distance breaks ties) + type exploration",
-        "best_first",
-        guided=True,
-        type_exploration=True,
-    ),
-    Candidate(
-        "best-first: cost-to-go + 1.0 x distance + type exploration",
-        "best_first",
-        value_weight=1.0,
-        guided=True,
-        type_exploration=True,
-    ),
-    Candidate("best-first: novelty then cost-to-go (distance breaks ties)", "best_first", guided=True, novelty=True),
-    Candidate(
-        "best-first: novelty then cost-to-go + 1.0 x distance",
-        "best_first",
-        value_weight=1.0,
-        guided=True,
-        novelty=True,
+    *(
+        Candidate(
+            f"best-first: cost-to-go{weight} + {exploration} exploration",
+            "best_first",
+            value_weight=w,
+            guided=True,
+            exploration=exploration,
+        )
+        for exploration in ("type", "novelty")
+        for weight, w in ((" (distance breaks ties)", 0.0), (" + 1.0 x distance", 1.0))
     ),
 )
 
@@ -263,8 +252,7 @@ def evaluate(
         priority=candidate.priority,
         value_weight=candidate.value_weight,
         path_weight=_PATH_WEIGHT.value,
-        novelty=candidate.novelty,
-        type_exploration=candidate.type_exploration,
+        exploration=candidate.exploration,
     )
     domain_file = layout.domain_file(root, domain)
     tasks = [load_task(domain_file, p) for p in layout.problem_files(root, domain, split)]

@@ -15,7 +15,7 @@ from absl import flags
 
 from statecentric_jax.cli import run_main
 from statecentric_jax.experiments.evaluation import evaluate
-from statecentric_jax.search.base import STRATEGIES
+from statecentric_jax.search.base import EXPLORATIONS, STRATEGIES
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py --workdir).")
 _SPLIT = flags.DEFINE_string("split", "test-extrapolation", "Split to decode.")
@@ -26,6 +26,9 @@ _STRATEGY = flags.DEFINE_enum(
 )
 _BUDGET = flags.DEFINE_integer(
     "budget", None, "Node expansions per problem for strategies other than beam.", lower_bound=1
+)
+_EXPLORATION = flags.DEFINE_enum(
+    "exploration", None, list(EXPLORATIONS), "Best-first with a cost-to-go: a second queue (default: the run's config)."
 )
 _MAX_IN_FLIGHT = flags.DEFINE_integer(
     "max_in_flight", 256, "Instances decoded together (bounds memory).", lower_bound=1
@@ -45,6 +48,7 @@ def main(argv):
         use_val=_USE_VAL.value,
         strategy=_STRATEGY.value,
         budget=_BUDGET.value,
+        exploration=_EXPLORATION.value,
     )
     if _BACKEND.value == "ray":
         from statecentric_jax.experiments import distributed

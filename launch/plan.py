@@ -12,7 +12,7 @@ from absl import flags
 
 from statecentric_jax.cli import run_main
 from statecentric_jax.experiments.evaluation import plan_problem
-from statecentric_jax.search.base import STRATEGIES
+from statecentric_jax.search.base import EXPLORATIONS, STRATEGIES
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py --workdir).")
 _DOMAIN = flags.DEFINE_string("domain", None, "Domain PDDL file.")
@@ -24,6 +24,9 @@ _STRATEGY = flags.DEFINE_enum(
 )
 _BUDGET = flags.DEFINE_integer(
     "budget", None, "Node expansions per problem for strategies other than beam.", lower_bound=1
+)
+_EXPLORATION = flags.DEFINE_enum(
+    "exploration", None, list(EXPLORATIONS), "Best-first with a cost-to-go: a second queue (default: the run's config)."
 )
 flags.mark_flags_as_required(["workdir", "domain", "problem"])
 
@@ -38,6 +41,7 @@ def main(argv):
         beam_width=_BEAM_WIDTH.value,
         strategy=_STRATEGY.value,
         budget=_BUDGET.value,
+        exploration=_EXPLORATION.value,
     )
     if not result.solved:
         print(f"not solved: {_PROBLEM.value}: {result.outcome} after {result.steps} steps", file=sys.stderr)

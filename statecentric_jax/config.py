@@ -73,8 +73,7 @@ def base() -> ml_collections.ConfigDict:
     config.decode.priority = "cumulative"  # best-first without a cost-to-go: summed or last-step distance
     config.decode.value_weight = 0.0  # best-first with a cost-to-go: value + weight * distance
     config.decode.path_weight = 0.0  # best-first with a cost-to-go: + weight * plan length so far (weighted A*)
-    config.decode.novelty = False  # best-first with a cost-to-go: novel states first (search/strategies.py)
-    config.decode.type_exploration = False  # best-first with a cost-to-go: every other expansion of a random type
+    config.decode.exploration = "none"  # best-first with a cost-to-go: "type" or "novelty" (search/strategies.py)
 
     config.value = ml_collections.ConfigDict()  # a learned cost-to-go (learning/value.py), used by best-first
     config.value.kind = "none"  # or "ridge"

@@ -173,6 +173,7 @@ def evaluate(
     use_val: bool = False,
     strategy: str | None = None,
     budget: int | None = None,
+    exploration: str | None = None,
     *,
     problem_files: Sequence[str | os.PathLike] | None = None,
     out_dir: str | os.PathLike | None = None,
@@ -189,7 +190,12 @@ def evaluate(
     config = loaded.config
     pddl_root = pddl_root if pddl_root is not None else config.data.pddl_root
     settings = decode_config(
-        config, beam_width=beam_width, max_in_flight=max_in_flight, strategy=strategy, budget=budget
+        config,
+        beam_width=beam_width,
+        max_in_flight=max_in_flight,
+        strategy=strategy,
+        budget=budget,
+        exploration=exploration,
     )
     val_binary = shutil.which("Validate") if use_val else None
     if use_val and val_binary is None:
@@ -293,6 +299,7 @@ def _evaluate_locked(
         "metric": settings.metric,
         "strategy": settings.strategy,
         "budget": settings.budget,
+        "exploration": settings.exploration,
         "fingerprint": run,
     }
     write_text(progress_file, "".join(json.dumps(r) + "\n" for r in ordered))  # only the current records
@@ -315,6 +322,7 @@ def plan_problem(
     beam_width: int | None = None,
     strategy: str | None = None,
     budget: int | None = None,
+    exploration: str | None = None,
 ) -> DecodeResult:
     """Decode one problem with a trained run and write an IPC plan file if solved (`result.solved`)."""
     out = pathlib.Path(out)
@@ -322,7 +330,9 @@ def plan_problem(
         raise InputError(out, "cannot write the plan here (a directory, or its folder does not exist)")
     loaded = load_run(workdir)
     task = load_task(domain_file, problem_file)
-    settings = decode_config(loaded.config, beam_width=beam_width, strategy=strategy, budget=budget)
+    settings = decode_config(
+        loaded.config, beam_width=beam_width, strategy=strategy, budget=budget, exploration=exploration
+    )
     decoded = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go_for(loaded, settings))[0]
     result = check_plan(task, decoded, settings)
     if result.solved:

@@ -16,7 +16,8 @@ mode), not by its folder name. Writes into the output folder:
 
 Table 1, plan quality, failures and the plots hold the paper's method only: runs whose config
 adds nothing beyond it (`ingredients`: a search strategy other than beam, a cost-to-go, expert
-data aggregation, an ensemble). The runs that add something are in the beyond-the-paper table.
+data aggregation, an ensemble, an exploration queue). The runs that add something are in the
+beyond-the-paper table; novelty exploration, a symbolic signal, is named in its row.
 
 Everything is sorted and formatted with fixed precision, so the same runs give
 byte-identical files (the README's table is `table1.md`).
@@ -58,7 +59,8 @@ ROUNDING = 0.005  # the paper prints two decimals: differences within rounding a
 FLAG = "†"
 RECORD_KEYS = ("problem", "num_objects", "solved", "plan_length")  # what the report reads of results.json
 FAILURES = ("dead end", "horizon")  # the decoder's own stopping reasons; anything else counts as "other"
-INGREDIENTS = ("strategy", "value", "aggregation", "ensemble")  # what a run adds to the paper's method
+# What a run adds to the paper's method; "all" in a row's name: the first four (the ablation).
+INGREDIENTS = ("strategy", "value", "aggregation", "ensemble", "type exploration", "novelty (symbolic)")
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -126,6 +128,8 @@ def ingredients(config, seed_dir: pathlib.Path) -> tuple[str, ...]:
         "value": config_lib.value_kind(config) != "none",
         "aggregation": config_lib.aggregates(config),
         "ensemble": (seed_dir / ensemble.ENSEMBLE_FILE).is_file(),
+        "type exploration": config.decode.get("exploration", "none") == "type",
+        "novelty (symbolic)": config.decode.get("exploration", "none") == "novelty",
     }
     return tuple(name for name in INGREDIENTS if added[name])
 
@@ -416,8 +420,8 @@ def paper_best(paper: dict[tuple[str, str, Column], Stat], domain: str) -> Colum
 
 
 def _ingredients_label(added: tuple[str, ...], config_note: str) -> str:
-    if set(added) == set(INGREDIENTS):
-        return "all"
+    if set(INGREDIENTS[:4]) <= set(added):
+        return " + ".join(["all", *added[4:]]) + config_note
     return " + ".join(added) + (" only" if len(added) == 1 else "") + config_note
 
 
@@ -480,7 +484,7 @@ def beyond_table(evaluations: Sequence[Evaluation], paper: dict[tuple[str, str, 
         " state-centric column per domain (highest extrapolation success in its Table 1) as published and as"
         " reproduced here (the same configuration); `<domain>_best` runs are the recommended configuration; the"
         " other rows add one or more of: a search strategy other than beam, a learned cost-to-go (value), expert"
-        " data aggregation, an ensemble; —: not run.\n"
+        " data aggregation, an ensemble, an exploration queue (type, or novelty: a symbolic signal); —: not run.\n"
     )
     return _markdown(md_header, md_rows) + legend, _csv(csv_header, csv_rows)
 

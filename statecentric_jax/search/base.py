@@ -22,6 +22,8 @@ StrategyName = Literal["beam", "beam_backtrack", "best_first", "restarts"]
 STRATEGIES: tuple[str, ...] = get_args(StrategyName)
 Priority = Literal["cumulative", "last"]
 PRIORITIES: tuple[str, ...] = get_args(Priority)
+Exploration = Literal["none", "type", "novelty"]
+EXPLORATIONS: tuple[str, ...] = get_args(Exploration)
 
 
 class Outcome(str, enum.Enum):
@@ -45,8 +47,7 @@ class DecodeConfig:
     priority: Priority = "cumulative"  # best-first without a cost-to-go: sum of step distances, or the last one
     value_weight: float = 0.0  # best-first with a cost-to-go: value + weight * distance (0: distance breaks ties)
     path_weight: float = 0.0  # best-first with a cost-to-go: + weight * plan length so far (0: greedy)
-    novelty: bool = False  # best-first with a cost-to-go: novel states first (BFWS; a symbolic signal)
-    type_exploration: bool = False  # best-first with a cost-to-go: every other expansion of a random type
+    exploration: Exploration = "none"  # best-first with a cost-to-go: every other expansion from "type" or "novelty"
 
     def __post_init__(self) -> None:
         scoring.check_metric(self.metric)
@@ -66,6 +67,10 @@ class DecodeConfig:
             raise InputError(None, f"unknown decoding strategy '{self.strategy}' (use one of {', '.join(STRATEGIES)})")
         if self.priority not in PRIORITIES:
             raise InputError(None, f"unknown best-first priority '{self.priority}' (use {' or '.join(PRIORITIES)})")
+        if self.exploration not in EXPLORATIONS:
+            raise InputError(
+                None, f"unknown best-first exploration '{self.exploration}' (use {', '.join(EXPLORATIONS)})"
+            )
 
     def horizon(self, task: Task) -> int:
         """T_max = max(100, 10·|O|) with the paper's constants."""

@@ -14,14 +14,13 @@ all model, embedding and distance work, batched across instances.
   budget, complete on finite state spaces. Priority: the summed or last-step distance to
   the model's predictions, or a learned cost-to-go (plus `value_weight` × distance, plus
   `path_weight` × the plan length so far, as weighted A* does; the distance breaks ties).
-  With `novelty` (and a cost-to-go), states of width 1 come first, as in best-first width
-  search (BFWS, Lipovetzky and Geffner 2017): those holding an atom that no state generated
-  before with the same rounded cost-to-go held. It is a symbolic, domain-independent signal
-  beside the learned one, against plateaus where the cost-to-go does not fall.
-  With `type_exploration` (and a cost-to-go), every other expansion is of a random open node
-  of a random type (rounded cost-to-go, depth), as type-based exploration does (Xie et al.
-  2014): it leaves a plateau or a local minimum of the cost-to-go without any signal but the
-  learned one. The random choices are seeded per problem, so plans are reproducible.
+  With a cost-to-go and `exploration`, every other expansion comes from a second queue, as
+  planners alternate queues against plateaus and local minima of their heuristic:
+  `type`: a random open node of a random type (rounded cost-to-go, depth), seeded per
+  problem (type-based exploration, Xie et al. 2014), which reads no signal but the learned
+  one; `novelty`: the open node of lowest (width, priority), width 1 when the state holds
+  an atom that no state generated before with the same rounded cost-to-go held (best-first
+  width search, Lipovetzky and Geffner 2017), a symbolic, domain-independent signal.
 - `restarts`: the paper's beam; when it fails, start again with twice the width, until the
   node budget is spent.
 """
@@ -198,9 +197,24 @@ class _Types:
         return item
 
 
+class _Lowest:
+    """Open nodes by a key of their own (unique), lowest first."""
+
+    def __init__(self) -> None:
+        self.heap: list = []
+
+    def add(self, key: tuple, item: Any) -> None:
+        heapq.heappush(self.heap, (key, item))
+
+    def pop(self) -> Any | None:
+        return heapq.heappop(self.heap)[1] if self.heap else None
+
+
 class BestFirst:
     """Open nodes and the closed list hold packed states (`planning/packing.py`) and no embeddings
-    (see the README for the memory saved); a node becomes a `Node` again when it is expanded."""
+    (see the README for the memory saved); a node becomes a `Node` again when it is expanded.
+    With an exploration queue, every open node is in both queues; a node expanded from one is
+    skipped when the other reaches it."""
 
     def __init__(self, inst: Instance, config: DecodeConfig, guided: bool):
         self.inst, self.config, self.guided = inst, config, guided
@@ -210,26 +224,28 @@ class BestFirst:
         self.tie = itertools.count()
         self.open: list = [((0.0,), next(self.tie), inst.root)]
         self.expanded, self.cut_by_horizon = 0, False
-        self.atoms_seen: dict[int, np.ndarray] = {}  # rounded cost-to-go -> atoms held by states with it
-        self.types = _Types() if guided and config.type_exploration else None
-        self.taken: set[int] = set()  # open nodes already expanded by the other queue (lazy deletion)
+        exploring = guided and config.exploration != "none"
+        self.exploration = (_Types() if config.exploration == "type" else _Lowest()) if exploring else None
+        self.atoms_seen: dict[int, np.ndarray] = {}  # novelty: rounded cost-to-go -> atoms of states with it
+        self.taken: set[int] = set()  # open nodes expanded already (from either queue)
         self.selections = 0
 
     def select(self) -> list[tuple[Node, Container]]:
         self.selections += 1
-        if self.types is not None and self.selections % 2 == 0:
-            while (picked := self.types.pop()) is not None:
-                tie, entry = picked
-                if tie not in self.taken and (node := self._admit(tie, entry)) is not None:
+        if self.exploration is not None and self.selections % 2 == 0:
+            while (picked := self.exploration.pop()) is not None:
+                if (node := self._admit(*picked)) is not None:
                     return [(node, self.closed)]
         while self.open:
             _, tie, entry = heapq.heappop(self.open)
-            if tie not in self.taken and (node := self._admit(tie, entry)) is not None:
+            if (node := self._admit(tie, entry)) is not None:
                 return [(node, self.closed)]
         return []
 
     def _admit(self, tie: int, entry: _Open | Node) -> Node | None:
-        """The open entry as a node to expand, or None beyond the horizon."""
+        """The open entry as a node to expand; None when it was expanded already or is beyond the horizon."""
+        if tie in self.taken:
+            return None
         self.taken.add(tie)
         if isinstance(entry, _Open):
             state = self.packer.unpack(entry.key)
@@ -240,21 +256,27 @@ class BestFirst:
         self.cut_by_horizon = True
         return None
 
-    def _priority(self, expansion: Expansion, index: int, summed: float, key: bytes) -> tuple:
+    def _priority(self, expansion: Expansion, index: int, summed: float) -> tuple:
         distance = float(expansion.distances[index])
         if self.guided:
             assert expansion.values is not None
-            cost_to_go = float(expansion.values[index])
-            value = cost_to_go + self.config.value_weight * distance
-            priority = (value + self.config.path_weight * (expansion.node.depth + 1), distance)
-            return (self._width(key, cost_to_go), *priority) if self.config.novelty else priority
+            value = float(expansion.values[index]) + self.config.value_weight * distance
+            return (value + self.config.path_weight * (expansion.node.depth + 1), distance)
         return (summed if self.config.priority == "cumulative" else distance,)
 
-    def _width(self, key: bytes, cost_to_go: float) -> int:
+    def _exploration_key(self, expansion: Expansion, index: int, key: bytes, priority: tuple, tie: int) -> tuple:
+        """type: (rounded cost-to-go, depth); novelty: (width, priority, tie)."""
+        assert expansion.values is not None
+        cost_to_go = round(float(expansion.values[index]))
+        if self.config.exploration == "type":
+            return (cost_to_go, expansion.node.depth + 1)
+        return (self._width(key, cost_to_go), *priority, tie)
+
+    def _width(self, key: bytes, cost_to_go: int) -> int:
         """1 if the state holds an atom new among the states generated with its rounded cost-to-go, else 2."""
-        seen = self.atoms_seen.get(round(cost_to_go))
+        seen = self.atoms_seen.get(cost_to_go)
         if seen is None:
-            seen = self.atoms_seen[round(cost_to_go)] = np.zeros(len(self.packer), bool)
+            seen = self.atoms_seen[cost_to_go] = np.zeros(len(self.packer), bool)
         atoms = np.frombuffer(key, np.dtype("I"))  # as StatePacker packs them
         novel = not seen[atoms].all()
         seen[atoms] = True
@@ -272,11 +294,10 @@ class BestFirst:
                 if self.inst.problem.task.goal_reached(state):
                     return Outcome.GOAL, expansion.child(index, summed)
                 entry = _Open(key, expansion.actions[index], summed, expansion.node, expansion.carry)
-                tie = next(self.tie)
-                heapq.heappush(self.open, (self._priority(expansion, index, summed, key), tie, entry))
-                if self.types is not None:
-                    assert expansion.values is not None
-                    self.types.add((round(float(expansion.values[index])), expansion.node.depth + 1), (tie, entry))
+                priority, tie = self._priority(expansion, index, summed), next(self.tie)
+                heapq.heappush(self.open, (priority, tie, entry))
+                if self.exploration is not None:
+                    self.exploration.add(self._exploration_key(expansion, index, key, priority, tie), (tie, entry))
         if not self.open:
             return (Outcome.HORIZON if self.cut_by_horizon else Outcome.DEAD_END), None
         if self.expanded >= self.config.budget:

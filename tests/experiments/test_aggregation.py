@@ -227,6 +227,9 @@ def test_a_cost_to_go_with_its_own_embedding_is_refitted_on_it(root, tmp_path, a
     np.testing.assert_allclose(loaded.cost_to_go.estimate(features, np.ones_like(features)), expected, rtol=1e-5)
     result = evaluation.evaluate(run, "validation")
     assert result["problems"] == 2
+    explored = evaluation.evaluate(run, "validation", exploration="novelty", out_dir=tmp_path / "novelty")
+    assert (result["exploration"], explored["exploration"]) == ("none", "novelty")
+    assert explored["fingerprint"] != result["fingerprint"]  # other settings: decoded again, never reused
 
 
 @pytest.mark.parametrize(

@@ -287,6 +287,10 @@ BEYOND = {
     "blocks_value": ({"value.kind": "ridge"}, {13: {"validation": [4, 6, None]}}),
     "blocks_aggregation": ({"aggregation.rounds": 2}, {13: {"test-extrapolation": [4, None, None]}}),
     "blocks_ensemble": ({}, {13: {"validation": [4, None, None]}}),  # an ensemble.json beside the model
+    "blocks_novelty": (
+        {"decode.strategy": "best_first", "value.kind": "ridge", "decode.exploration": "novelty"},
+        {13: {"validation": [4, 6, 8]}},
+    ),
     "blocks_everything": (
         {"decode.strategy": "restarts", "value.kind": "ridge", "aggregation.rounds": 1},
         {13: {"validation": [4, 6, 8]}},
@@ -339,6 +343,7 @@ def test_beyond_the_paper_table_leaves_table1_as_it_was(sweep, tmp_path):
         "value only `blocks_value`",
         "aggregation only `blocks_aggregation`",
         "ensemble only `blocks_ensemble`",
+        "strategy + value + novelty (symbolic) `blocks_novelty`",  # a symbolic signal: named, never "all"
         "all `blocks_everything`",
     ]
     assert rows["paper's best, published (WL-XGB delta)"] == ["0.67±0.00", "0.50±0.00", "—"]

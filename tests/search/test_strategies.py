@@ -125,15 +125,28 @@ def test_best_first_is_complete_and_cost_to_go_makes_it_optimal(towers):
 
 
 def reference_best_first(task, model, encoder, config, cost_to_go=None):
-    """Greedy best-first search the plain way, one node at a time, every node whole: the plan or None."""
+    """Greedy best-first search the plain way, one node at a time, every node whole: the plan or None.
+    With novelty exploration, every other node comes from a second heap ordered by (width, priority)."""
     generator, goal = SuccessorGenerator(task), encoder.embed_goals([task])[0]
-    closed, tie, expanded = {task.init}, itertools.count(), 0
+    closed, tie, expanded, done = {task.init}, itertools.count(), 0, set()
     atoms_seen = collections.defaultdict(set)  # rounded cost-to-go -> atoms of the states generated with it
     heap = [((0.0,), next(tie), task.init, encoder.embed([(task, task.init)])[0], [], 0.0, model.init_carry(1))]
-    while heap:
-        _, _, state, embedding, plan, score, carry = heapq.heappop(heap)
-        if len(plan) >= config.horizon(task):
-            continue
+    novel: list = []
+
+    def pop(queue):
+        while queue:
+            entry = heapq.heappop(queue)
+            if entry[1] not in done:
+                done.add(entry[1])
+                if len(entry[4]) < config.horizon(task):
+                    return entry
+        return None
+
+    for round_ in itertools.count(1):
+        entry = (pop(novel) if round_ % 2 == 0 else None) or pop(heap)
+        if entry is None:
+            return None
+        _, _, state, embedding, plan, score, carry = entry
         target, child_carry = model.predict_next(embedding[None], goal[None], carry)
         children = [(op.name, s) for op, s in generator.successors(state) if s not in closed]
         expanded += 1
@@ -152,16 +165,16 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
             if cost_to_go is not None:
                 value = float(values[i]) + config.value_weight * distance
                 priority = (value + config.path_weight * (len(plan) + 1), distance)
-                if config.novelty:
-                    seen = atoms_seen[round(float(values[i]))]
-                    priority = (1 if child - seen else 2, *priority)
-                    seen |= child
             else:
                 priority = (summed if config.priority == "cumulative" else distance,)
-            heapq.heappush(heap, (priority, next(tie), child, embeddings[i], [*plan, action], summed, child_carry))
+            node = (next(tie), child, embeddings[i], [*plan, action], summed, child_carry)
+            heapq.heappush(heap, (priority, *node))
+            if cost_to_go is not None and config.exploration == "novelty":
+                seen = atoms_seen[round(float(values[i]))]
+                heapq.heappush(novel, ((1 if child - seen else 2, *priority, node[0]), *node))
+                seen |= child
         if expanded >= config.budget:
             return None
-    return None
 
 
 class ShiftModel:
@@ -190,7 +203,14 @@ class LinearCostToGo(ReadsModelEmbedding):
 @pytest.mark.parametrize("encoding", ["atoms", "wl"])
 @pytest.mark.parametrize(
     "guidance",
-    ["cumulative", "last", "cost-to-go", "cost-to-go + distance", "cost-to-go + path", "cost-to-go + novelty"],
+    [
+        "cumulative",
+        "last",
+        "cost-to-go",
+        "cost-to-go + distance",
+        "cost-to-go + path",
+        "cost-to-go + novelty exploration",
+    ],
 )
 def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
     """Batched, with packed open nodes that are embedded again when expanded: the same plans."""
@@ -203,7 +223,7 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
         weights = {
             "value_weight": 1.0 if "distance" in guidance else 0.0,
             "path_weight": 0.5 if "path" in guidance else 0.0,
-            "novelty": "novelty" in guidance,
+            "exploration": "novelty" if "novelty" in guidance else "none",
         }
         config = dataclasses.replace(config, **weights)
     else:
@@ -233,7 +253,7 @@ def test_type_exploration_is_reproducible_and_leaves_the_greedy_order(tasks, tow
     model, cost_to_go = ShiftModel(encoder.dim, seed=2), LinearCostToGo(encoder.dim, seed=3)
     config = DecodeConfig(strategy="best_first", metric="euclidean", budget=400, horizon_base=40)
     greedy = decode(problems, model, encoder, config, cost_to_go=cost_to_go)
-    typed = dataclasses.replace(config, type_exploration=True)
+    typed = dataclasses.replace(config, exploration="type")
     first, again = (decode(problems, model, encoder, typed, cost_to_go=cost_to_go) for _ in range(2))
     alone = [decode([t], model, encoder, typed, cost_to_go=cost_to_go)[0] for t in problems]
     assert [r.plan for r in first] == [r.plan for r in again] == [r.plan for r in alone]  # batching is irrelevant
@@ -284,6 +304,7 @@ def _reachable(task):
         (dict(beam_width=0), "beam_width=0"),
         (dict(max_in_flight=0), "max_in_flight=0"),
         (dict(priority="random"), "unknown best-first priority"),
+        (dict(exploration="epsilon"), "unknown best-first exploration 'epsilon' \\(use none, type, novelty\\)"),
         (dict(metric="manhattan"), "unknown decoding metric"),
     ],
 )
