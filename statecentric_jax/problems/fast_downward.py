@@ -32,6 +32,14 @@ from statecentric_jax.planning.tasks import load_task
 
 ASTAR_LMCUT = "astar(lmcut())"
 GBFS_FF = "eager_greedy([ff()])"
+# Fast Downward's `lama-first` alias (driver/aliases.py of the wheel): LAMA's first, greedy iteration,
+# with preferred operators; much stronger than GBFS_FF on large problems, for reference plans.
+LAMA_FIRST = (
+    "let(hlm, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),pref=false),cost_type=one),"
+    "let(hff, eval_modify_costs(ff(),cost_type=one),"
+    "lazy_greedy([hff,hlm],preferred=[hff,hlm],cost_type=one,reopen_closed=false)))"
+)
+FALLBACKS = {"gbfs_ff": GBFS_FF, "lama_first": LAMA_FIRST}  # the second tier, after A* with LM-cut
 STATUSES = ("solved", "timeout", "unsolvable", "error")
 
 # Driver exit codes (driver/returncodes.py in the wheel).
@@ -56,9 +64,14 @@ class SearchConfig:
     time_limit: float  # seconds
 
 
-def default_configs(astar_time_limit: float = 60, gbfs_time_limit: float = 300) -> tuple[SearchConfig, ...]:
-    """The paper's two tiers: optimal A* with LM-cut, then greedy best-first search with FF."""
-    return SearchConfig(ASTAR_LMCUT, astar_time_limit), SearchConfig(GBFS_FF, gbfs_time_limit)
+def default_configs(
+    astar_time_limit: float = 60, gbfs_time_limit: float = 300, fallback: str = "gbfs_ff"
+) -> tuple[SearchConfig, ...]:
+    """The paper's two tiers: optimal A* with LM-cut, then greedy best-first search with FF
+    (`fallback="lama_first"`: LAMA's first iteration instead, for plans of large problems)."""
+    if fallback not in FALLBACKS:
+        raise InputError(None, f"unknown planner fallback '{fallback}' (use {' or '.join(FALLBACKS)})")
+    return SearchConfig(ASTAR_LMCUT, astar_time_limit), SearchConfig(FALLBACKS[fallback], gbfs_time_limit)
 
 
 @dataclasses.dataclass(frozen=True)

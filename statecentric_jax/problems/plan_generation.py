@@ -264,17 +264,19 @@ def generate_plans(
     gbfs_time_limit: float = 300,
     memory_limit_mb: int = 4096,
     strict: bool = False,
+    fallback: str = "gbfs_ff",
 ) -> Summary:
     """Plans and trajectories for every problem of `domains` x `splits` (all domains by default).
 
     Problems run `jobs` at a time (default: one per core). Bad problems, missing
     splits, timeouts and unsolvable problems are reported in one line each and the
     rest goes on; the returned Summary says what happened and gives the exit code.
+    `fallback`: the second tier's search (fast_downward.FALLBACKS), run for `gbfs_time_limit` seconds.
     """
     fast_downward.driver_path()  # fail once, up front, if the planner is missing
     if not pathlib.Path(pddl_root).is_dir():
         raise InputError(pddl_root, "PDDL root is not a directory")
-    configs = fast_downward.default_configs(astar_time_limit, gbfs_time_limit)
+    configs = fast_downward.default_configs(astar_time_limit, gbfs_time_limit, fallback)
     limits = _limits(configs, memory_limit_mb)
     summary = Summary(strict=strict)
     todo: list[tuple[_Split, pathlib.Path]] = []

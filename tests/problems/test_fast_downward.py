@@ -6,10 +6,11 @@ import pathlib
 
 import pytest
 
+from statecentric_jax.errors import InputError
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import fast_downward
-from statecentric_jax.problems.fast_downward import ASTAR_LMCUT, GBFS_FF, SearchConfig
+from statecentric_jax.problems.fast_downward import ASTAR_LMCUT, GBFS_FF
 
 BLOCKS = (pathlib.Path(__file__).resolve().parents[2] / "data/domains/blocks/domain.pddl").read_text()
 
@@ -107,12 +108,12 @@ def test_tiny_time_limits_time_out_in_both_configs(tmp_path):
     assert "\n" not in result.message
 
 
-def test_falls_back_to_gbfs_when_astar_times_out(tmp_path):
+@pytest.mark.parametrize("fallback", ["gbfs_ff", "lama_first"])
+def test_falls_back_when_astar_times_out(tmp_path, fallback):
     domain_file, problem_file = write(tmp_path)
-    result = fast_downward.solve(
-        domain_file, problem_file, (SearchConfig(ASTAR_LMCUT, 0.01), SearchConfig(GBFS_FF, 60))
-    )
-    assert (result.status, result.config) == ("solved", GBFS_FF)
+    astar, second = fast_downward.default_configs(0.01, 60, fallback)
+    result = fast_downward.solve(domain_file, problem_file, (astar, second))
+    assert (result.status, result.config) == ("solved", fast_downward.FALLBACKS[fallback])
     assert [a.status for a in result.attempts] == ["timeout", "solved"]
     simulate(load_task(domain_file, problem_file), result.plan)
 
@@ -165,3 +166,8 @@ def test_planner_failure_quotes_the_planners_own_reason(tmp_path):
     result = fast_downward.solve(domain_file, problem_file)
     assert result.status == "error"
     assert "Non-ASCII character outside comment" in result.message and "Planner time" not in result.message
+
+
+def test_an_unknown_fallback_is_a_one_line_error():
+    with pytest.raises(InputError, match="unknown planner fallback 'lama' \\(use gbfs_ff or lama_first\\)"):
+        fast_downward.default_configs(fallback="lama")
