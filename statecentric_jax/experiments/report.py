@@ -59,8 +59,8 @@ ROUNDING = 0.005  # the paper prints two decimals: differences within rounding a
 FLAG = "†"
 RECORD_KEYS = ("problem", "num_objects", "solved", "plan_length")  # what the report reads of results.json
 FAILURES = ("dead end", "horizon")  # the decoder's own stopping reasons; anything else counts as "other"
-# What a run adds to the paper's method; "all" in a row's name: the first four (the issue's ablation).
-INGREDIENTS = ("strategy", "value", "aggregation", "ensemble", "type exploration", "novelty (symbolic)")
+ABLATION = ("strategy", "value", "aggregation", "ensemble")  # the issue's ablation: "all" in a row's name
+INGREDIENTS = (*ABLATION, "type exploration", "novelty (symbolic)")  # what a run adds to the paper's method
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -123,13 +123,14 @@ def _read_json(path: pathlib.Path):
 
 def ingredients(config, seed_dir: pathlib.Path) -> tuple[str, ...]:
     """What a run adds to the paper's method, in INGREDIENTS order; () for a Table 1 configuration."""
+    exploration = config.decode.get("exploration", "none")
     added = {
         "strategy": config.decode.get("strategy", "beam") != "beam",
         "value": config_lib.value_kind(config) != "none",
         "aggregation": config_lib.aggregates(config),
         "ensemble": (seed_dir / ensemble.ENSEMBLE_FILE).is_file(),
-        "type exploration": config.decode.get("exploration", "none") == "type",
-        "novelty (symbolic)": config.decode.get("exploration", "none") == "novelty",
+        "type exploration": exploration == "type",
+        "novelty (symbolic)": exploration == "novelty",
     }
     return tuple(name for name in INGREDIENTS if added[name])
 
@@ -420,8 +421,8 @@ def paper_best(paper: dict[tuple[str, str, Column], Stat], domain: str) -> Colum
 
 
 def _ingredients_label(added: tuple[str, ...], config_note: str) -> str:
-    if set(INGREDIENTS[:4]) <= set(added):
-        return " + ".join(["all", *added[4:]]) + config_note
+    if set(ABLATION) <= set(added):
+        return " + ".join(["all", *added[len(ABLATION) :]]) + config_note
     return " + ".join(added) + (" only" if len(added) == 1 else "") + config_note
 
 
