@@ -20,9 +20,11 @@ from collections.abc import Callable, Sequence
 from statecentric_jax.embedding.encoders import StateEncoder
 from statecentric_jax.learning.transitions import TransitionModel
 from statecentric_jax.planning.tasks import Task
-from statecentric_jax.search.base import DecodeConfig, DecodeResult, Outcome, collector_paused, finish, start
+from statecentric_jax.search.base import DecodeConfig, DecodeResult, Instance, Outcome, collector_paused, finish, start
 from statecentric_jax.search.expander import CostToGo, DecodeStats, Expander
-from statecentric_jax.search.strategies import make_strategy
+from statecentric_jax.search.strategies import Strategy, make_strategy
+
+StrategyFactory = Callable[[DecodeConfig, Instance, bool], Strategy]
 
 
 @collector_paused()
@@ -34,8 +36,11 @@ def decode(
     on_result: Callable[[DecodeResult], None] | None = None,
     stats: DecodeStats | None = None,
     cost_to_go: CostToGo | None = None,
+    make: StrategyFactory = make_strategy,
 ) -> list[DecodeResult]:
-    """Decode every task in lockstep; results come back in the order of `tasks`."""
+    """Decode every task in lockstep; results come back in the order of `tasks`.
+
+    `make` builds each instance's strategy; a diagnostic may wrap `make_strategy` to watch the search."""
     stats = stats if stats is not None else DecodeStats()
     t_begin = time.perf_counter()
     results: list[DecodeResult | None] = [None] * len(tasks)
@@ -58,7 +63,7 @@ def decode(
                 elif inst.problem.task.goal_reached(inst.root.state):
                     done(i, finish(inst, Outcome.GOAL, inst.root))
                 else:
-                    active.append((inst, make_strategy(config, inst, cost_to_go is not None)))
+                    active.append((inst, make(config, inst, cost_to_go is not None)))
             requests, owner = [], []
             for k, (inst, strategy) in enumerate(active):
                 for node, skip in strategy.select():

@@ -10,6 +10,7 @@ from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.search.base import DecodeConfig
 from statecentric_jax.search.decoding import decode
 from statecentric_jax.search.sequential import decode_sequential
+from statecentric_jax.search.strategies import make_strategy
 from tests.search.blocks import PLANS, AtomEncoder, OracleModel
 
 
@@ -72,6 +73,31 @@ def test_beam_width_one_is_greedy(tasks):
         if task.goal_reached(state):
             break
     assert result.plan == expected
+
+
+def test_a_wrapped_strategy_factory_watches_each_instance_and_changes_no_plan(tasks):
+    encoder = AtomEncoder()
+    model = ConstantModel(encoder.dim)
+    config = DecodeConfig(beam_width=2, horizon_base=25)
+    children: dict[str, int] = {}
+
+    class Counting:
+        def __init__(self, strategy, name):
+            self.strategy, self.name = strategy, name
+
+        def select(self):
+            return self.strategy.select()
+
+        def update(self, expansions):
+            children[self.name] = children.get(self.name, 0) + sum(len(e.states) for e in expansions)
+            return self.strategy.update(expansions)
+
+    def watched(config, inst, guided):
+        return Counting(make_strategy(config, inst, guided), inst.problem.task.name)
+
+    results = decode(tasks, model, encoder, config, make=watched)
+    assert [r.plan for r in results] == [r.plan for r in decode(tasks, model, encoder, config)]
+    assert set(children) == {t.name for t in tasks} and all(n > 0 for n in children.values())
 
 
 def test_horizon_is_respected(tasks):
