@@ -5,8 +5,10 @@
 For each domain it trains (once, cached in --workdir) the paper's WL-XGB delta transition
 model together with a ridge cost-to-go, writes its own larger problems (about twice the
 extrapolation sizes, seeded, under `<workdir>/large-problems`; `--splits=medium`: Logistics at
-its extrapolation sizes), and decodes the paper's validation split and those problems with each
-candidate search setting. It prints one table per domain: success, mean plan length, and decode
+its extrapolation sizes; `--splits=large-more`: Blocks at the large sizes with other seeds;
+`--splits=held-out`: more problems of the large sizes, kept out of every selection to confirm it
+once), and decodes the paper's validation split and those problems with each candidate search
+setting. It prints one table per domain: success, mean plan length, and decode
 time relative to the paper's beam on the same problems.
 
 `--aggregation_rounds=0,1,2` adds the same model after that many rounds of expert data
@@ -44,19 +46,25 @@ from statecentric_jax.learning.train import CONFIG_FILE
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import fast_downward, generators, layout
 from statecentric_jax.problems.domains import domain_text
-from statecentric_jax.search.base import decode_config
+from statecentric_jax.search.base import EXPLORATIONS, decode_config
 from statecentric_jax.search.decoding import decode
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root with the training and validation splits.")
 _DOMAINS = flags.DEFINE_list("domains", ["blocks", "gripper", "logistics", "visitall"], "Domains.")
 _SPLITS = flags.DEFINE_list(
-    "splits", ["validation", "large"], "validation (of --pddl_root) and/or our own: large, medium (Logistics)."
+    "splits",
+    ["validation", "large"],
+    "validation (of --pddl_root) and/or our own: large, large-more (Blocks), medium (Logistics),"
+    " held-out (only to confirm a selection).",
 )
 _WORKDIR = flags.DEFINE_string("workdir", "runs/generalization", "Models and generated problems (reused).")
 _BUDGET = flags.DEFINE_integer("budget", 10_000, "Node expansions per problem for the non-beam strategies.")
 _CANDIDATES = flags.DEFINE_list("candidates", None, "Candidate names to run, comma-separated (default: all).")
 _VALUE_WEIGHTS = flags.DEFINE_list(
     "value_weights", [], "More candidates: best-first on cost-to-go + w x distance for each w, e.g. 0.5,2."
+)
+_VALUE_EXPLORATIONS = flags.DEFINE_multi_enum(
+    "value_weight_explorations", ["none"], list(EXPLORATIONS), "Each --value_weights candidate with these queues."
 )
 _VALUE_ALPHA = flags.DEFINE_float("value_alpha", 10.0, "Ridge strength of the cost-to-go.")
 _PATH_WEIGHT = flags.DEFINE_float(
@@ -112,6 +120,25 @@ OWN_PROBLEMS: dict[str, dict[str, list[tuple[str, dict[str, Any]]]]] = {
             for s in (1, 2, 3, 4)
         ],
     },
+    # `large-more`: Blocks at the `large` sizes with other seeds, to select on more than 8 problems.
+    "large-more": {
+        "blocks": [("blocks", dict(n=n, seed=s)) for n in (20, 24, 28, 34) for s in (5, 6, 7, 8)],
+    },
+    # `held-out`: more problems of the `large` sizes (other seeds, sizes and starts), never used to
+    # select a setting; decoded once with the settings chosen on the other splits, to confirm them.
+    "held-out": {
+        "blocks": [("blocks", dict(n=n, seed=s)) for n in (22, 26, 30, 32) for s in (3, 4)],
+        "gripper": [("gripper", dict(n_balls=n, n_rooms=2)) for n in (55, 65, 75, 90)]
+        + [("gripper", dict(n_balls=n, n_rooms=3, seed=n)) for n in (15, 25, 35)],
+        "logistics": [
+            ("logistics", dict(cities=c, locations_per_city=2, packages=p, airplanes=a, goals=g, seed=s))
+            for c, p, a, g in ((6, 18, 2, 16), (8, 24, 2, 22), (10, 30, 3, 28))
+            for s in (3, 4)
+        ],
+        "visitall": [
+            ("visitall", dict(w=w, h=w, start=start)) for w in (14, 15, 16) for start in ((w - 1, w - 1), (2, w - 3))
+        ],
+    },
 }
 
 
@@ -125,10 +152,11 @@ class Candidate:
     exploration: str = "none"  # every other expansion from a second queue (decode.exploration)
 
 
-def guided(value_weight: float) -> Candidate:
-    return Candidate(
-        f"best-first: cost-to-go + {value_weight:g} x distance", "best_first", value_weight=value_weight, guided=True
-    )
+def guided(value_weight: float, exploration: str = "none") -> Candidate:
+    name = f"best-first: cost-to-go + {value_weight:g} x distance"
+    if exploration != "none":
+        name += f" + {exploration} exploration"
+    return Candidate(name, "best_first", value_weight=value_weight, guided=True, exploration=exploration)
 
 
 CANDIDATES = (
@@ -282,7 +310,11 @@ def main(argv):
     workdir = pathlib.Path(_WORKDIR.value)
     own_root = workdir / "large-problems"  # our own problems, every split of them
     candidates = [c for c in CANDIDATES if _CANDIDATES.value is None or c.name in _CANDIDATES.value]
-    candidates += [guided(w) for w in parse_floats("value_weights", _VALUE_WEIGHTS.value)]
+    candidates += [
+        guided(w, exploration)
+        for w in parse_floats("value_weights", _VALUE_WEIGHTS.value)
+        for exploration in _VALUE_EXPLORATIONS.value
+    ]
     for domain in _DOMAINS.value:
         for split in set(_SPLITS.value) & set(OWN_PROBLEMS):
             write_own_problems(own_root, domain, split)
