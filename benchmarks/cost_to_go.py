@@ -168,9 +168,10 @@ def main(argv):
         correlation = float(np.corrcoef(h, left)[0, 1]) if len(h) > 2 else float("nan")
         share = float(np.mean(np.diff(h) < 0)) if len(h) > 1 else float("nan")
         rise, steps = climb(h)
-        missing = " ".join(sorted(task.missing_goal(state)))
-        steps_and_h = "\n".join(f"  {action} -> {value:.1f}" for action, value in zip(solved.plan, h[1:]))
-        details.append(f"{name}: h {h[0]:.1f} at the start, goals missing there: {missing}\n{steps_and_h}")
+        if _DETAILS.value:
+            missing = " ".join(sorted(task.missing_goal(state)))
+            steps_and_h = "\n".join(f"  {action} -> {value:.1f}" for action, value in zip(solved.plan, h[1:]))
+            details.append(f"{name}: h {h[0]:.1f} at the start, goals missing there: {missing}\n{steps_and_h}")
         if len(h) > 2:
             correlations.append(correlation)
             falling.append(share)
@@ -179,7 +180,7 @@ def main(argv):
             f"| {correlation:.3f} | {share:.2f} | {rise:.1f} over {steps if steps is not None else 'all'} |",
             flush=True,
         )
-    if _DETAILS.value:
+    if details:
         print("\n" + "\n\n".join(details))
     if correlations:
         mean = f"correlation {np.mean(correlations):.3f}, steps where h falls {np.mean(falling):.2f}"
