@@ -1,17 +1,30 @@
 """What every benchmark prints first: the machine and the date, so figures can be placed; and its load.
-Also the cost-to-go features the cost-to-go benchmarks read."""
+Also the cost-to-go features the cost-to-go benchmarks read, and decoding a split of problems the way
+the search benchmarks do (checked plans, never on a test split)."""
 
 import datetime
 import os
 import platform
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 import numpy as np
+from absl import flags
 
 from statecentric_jax.embedding.encoders import Pair
 from statecentric_jax.errors import InputError
+from statecentric_jax.experiments.evaluation import check_plan
 from statecentric_jax.learning.train import LoadedModel
+from statecentric_jax.learning.value import RidgeCostToGo
+from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import layout
+from statecentric_jax.search.base import DecodeConfig, DecodeResult, decode_config
+from statecentric_jax.search.decoding import decode
+
+TEST_SPLITS = ("test-interpolation", "test-extrapolation")
+
+flags.disclaim_key_flags()  # flags defined here belong to the benchmark that asks for them (its --help)
 
 
 def machine_line() -> str:
@@ -30,8 +43,13 @@ def print_header(columns: Sequence[str] = ()) -> None:
     print(machine_line())
     print(f"command: {' '.join(sys.argv)}")
     if columns:
-        print("| " + " | ".join(columns) + " |")
-        print("|---" * len(columns) + "|")
+        print_columns(columns)
+
+
+def print_columns(columns: Sequence[str]) -> None:
+    """The header of a Markdown table."""
+    print("| " + " | ".join(columns) + " |")
+    print("|---" * len(columns) + "|")
 
 
 def load_line() -> str:
@@ -59,3 +77,41 @@ def cost_to_go_features(
     assert run.cost_to_go is not None  # the benchmarks refuse a run without one
     embeddings = np.asarray(run.encoder.embed(pairs, parents), np.float32)
     return run.cost_to_go.embed(pairs, parents, embeddings)
+
+
+def refuse_test_splits(flag: str, splits: Sequence[str]) -> None:
+    """InputError for a test split: settings are selected on validation and our own problems only."""
+    if set(splits) & set(TEST_SPLITS):
+        raise InputError(flag, "settings are selected on validation and our own problems, never on tests")
+
+
+def decode_split(
+    run: LoadedModel, root: str, domain: str, split: str, settings: DecodeConfig, cost_to_go: RidgeCostToGo | None
+) -> tuple[list[DecodeResult], float]:
+    """Every problem of `<root>/<domain>/<split>` decoded with the run's model (and `cost_to_go`), each
+    plan replayed (`check_plan`); and the seconds decoding took."""
+    domain_file = layout.domain_file(root, domain)
+    tasks = [load_task(domain_file, p) for p in layout.problem_files(root, domain, split)]
+    start = time.perf_counter()
+    results = decode(tasks, run.model, run.encoder, settings, cost_to_go=cost_to_go)
+    seconds = time.perf_counter() - start
+    return [check_plan(task, result, settings) for task, result in zip(tasks, results)], seconds
+
+
+def define_best_first_flags(purpose: str) -> Callable[[LoadedModel], DecodeConfig]:
+    """Define --budget, --value_weight and --path_weight (help prefixed with `purpose`); returns what
+    makes a run's best-first decoding settings with them (the run's own where a flag is unset)."""
+    budget = flags.DEFINE_integer("budget", 10_000, f"{purpose}: best-first node expansions per problem.")
+    value_weight = flags.DEFINE_float("value_weight", None, f"{purpose}: decode.value_weight (default: the run's).")
+    path_weight = flags.DEFINE_float("path_weight", None, f"{purpose}: decode.path_weight (default: the run's).")
+
+    def settings(run: LoadedModel) -> DecodeConfig:
+        return decode_config(
+            run.config,
+            strategy="best_first",
+            budget=budget.value,
+            value_weight=value_weight.value,
+            path_weight=path_weight.value,
+        )
+
+    return settings

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 from absl import flags
 
-from benchmarks.common import cost_to_go_features, print_header
+from benchmarks.common import cost_to_go_features, define_best_first_flags, print_header
 from statecentric_jax.cli import run_main
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.ensemble import load_run
@@ -37,7 +37,7 @@ from statecentric_jax.learning.train import LoadedModel
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.tasks import Task, load_task, problem_from_state
 from statecentric_jax.problems import fast_downward, layout
-from statecentric_jax.search.base import DecodeConfig, Instance, decode_config
+from statecentric_jax.search.base import DecodeConfig, Instance
 from statecentric_jax.search.decoding import decode
 from statecentric_jax.search.expander import Expansion
 from statecentric_jax.search.strategies import Stop, Strategy, make_strategy
@@ -54,11 +54,9 @@ _FALLBACK = flags.DEFINE_enum(
 _START = flags.DEFINE_enum(
     "start", "initial", ["initial", "lowest"], "Plan from the initial state, or from where best-first gets stuck."
 )
-_BUDGET = flags.DEFINE_integer("budget", 10_000, "--start=lowest: best-first expansions before its lowest state.")
 _PROBLEMS = flags.DEFINE_list("problems", None, "Only these problems (file stems), e.g. logistics-large-04.")
 _DETAILS = flags.DEFINE_bool("details", False, "After the table: each plan's actions, with h after each.")
-_VALUE_WEIGHT = flags.DEFINE_float("value_weight", None, "--start=lowest: decode.value_weight (default: the run's).")
-_PATH_WEIGHT = flags.DEFINE_float("path_weight", None, "--start=lowest: decode.path_weight (default: the run's).")
+_SETTINGS = define_best_first_flags("--start=lowest")  # --budget: expansions before its lowest state
 
 COLUMNS = (
     "problem",
@@ -132,13 +130,7 @@ def main(argv):
         raise InputError(_RUN.value, "this run has no cost-to-go (config value.kind is none)")
     domain = _DOMAIN.value or run.config.data.domain
     domain_file = layout.domain_file(_PDDL_ROOT.value, domain)
-    settings = decode_config(
-        run.config,
-        strategy="best_first",
-        budget=_BUDGET.value,
-        value_weight=_VALUE_WEIGHT.value,
-        path_weight=_PATH_WEIGHT.value,
-    )
+    settings = _SETTINGS(run)
     print_header(COLUMNS)
     configs = fast_downward.default_configs(_ASTAR_LIMIT.value, _GBFS_LIMIT.value, _FALLBACK.value)
     planners = {fast_downward.ASTAR_LMCUT: "A*", fast_downward.GBFS_FF: "GBFS", fast_downward.LAMA_FIRST: "LAMA"}

@@ -8,8 +8,8 @@ extrapolation sizes, seeded, under `<workdir>/large-problems`; `--splits=medium`
 its extrapolation sizes; `--splits=large-more`: Blocks at the large sizes with other seeds;
 `--splits=held-out`: more problems of the large sizes, kept out of every selection to confirm it
 once), and decodes the paper's validation split and those problems with each candidate search
-setting. It prints one table per domain: success, mean plan length, and decode
-time relative to the paper's beam on the same problems.
+setting. It prints one table per domain: success, mean plan length, decode time relative to
+the paper's beam on the same problems, and the numbers of the problems left unsolved.
 
 `--aggregation_rounds=0,1,2` adds the same model after that many rounds of expert data
 aggregation (`experiments/aggregation.py`, decoding best-first on the train and validation
@@ -28,26 +28,22 @@ import dataclasses
 import json
 import pathlib
 import shutil
-import time
 from typing import Any
 
 from absl import flags
 
-from benchmarks.common import print_header
+from benchmarks.common import decode_split, print_columns, print_header, refuse_test_splits
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
 from statecentric_jax.cli import parse_floats, parse_ints, run_main
 from statecentric_jax.embedding.encoders import WL_ALGORITHMS, WL_GRAPHS
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import aggregation, pipeline
-from statecentric_jax.experiments.evaluation import check_plan
 from statecentric_jax.learning.ensemble import load_run
 from statecentric_jax.learning.train import CONFIG_FILE
-from statecentric_jax.planning.tasks import load_task
-from statecentric_jax.problems import fast_downward, generators, layout
+from statecentric_jax.problems import fast_downward, generators
 from statecentric_jax.problems.domains import domain_text
 from statecentric_jax.search.base import EXPLORATIONS, decode_config
-from statecentric_jax.search.decoding import decode
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root with the training and validation splits.")
 _DOMAINS = flags.DEFINE_list("domains", ["blocks", "gripper", "logistics", "visitall"], "Domains.")
@@ -150,6 +146,17 @@ class Candidate:
     value_weight: float = 0.0
     guided: bool = False  # uses the learned cost-to-go
     exploration: str = "none"  # every other expansion from a second queue (decode.exploration)
+
+
+COLUMNS = (
+    "setting",
+    "solved",
+    "mean plan length",
+    "length vs FD (FD plans)",
+    "decode s",
+    "time vs beam",
+    "unsolved",
+)
 
 
 def guided(value_weight: float, exploration: str = "none") -> Candidate:
@@ -282,30 +289,25 @@ def evaluate(
         path_weight=_PATH_WEIGHT.value,
         exploration=candidate.exploration,
     )
-    domain_file = layout.domain_file(root, domain)
-    tasks = [load_task(domain_file, p) for p in layout.problem_files(root, domain, split)]
-    start = time.perf_counter()
     cost_to_go = loaded.cost_to_go if candidate.guided else None
-    results = decode(tasks, loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go)
-    seconds = time.perf_counter() - start
-    checked = [check_plan(task, result, settings) for task, result in zip(tasks, results)]
+    checked, seconds = decode_split(loaded, root, domain, split, settings, cost_to_go)
     solved = [r for r in checked if r.solved]
     stems = [pathlib.Path(r.problem_file).stem for r in solved]
     compared = [(len(r.plan), *reference[stem]) for r, stem in zip(solved, stems) if stem in reference]
     return {
-        "problems": len(tasks),
+        "problems": len(checked),
         "solved": len(solved),
         "mean_length": sum(len(r.plan) for r in solved) / len(solved) if solved else float("nan"),
         "length_ratio": sum(ours / theirs for ours, theirs, _ in compared) / len(compared) if compared else None,
         "reference": f"{sum(optimal for *_, optimal in compared)}/{len(compared)} optimal",
         "seconds": seconds,
+        "unsolved": " ".join(pathlib.Path(r.problem_file).stem.rsplit("-", 1)[-1] for r in checked if not r.solved),
     }
 
 
 def main(argv):
     del argv
-    if set(_SPLITS.value) & {"test-interpolation", "test-extrapolation"}:
-        raise InputError(None, "--splits: settings are selected on validation and our own problems, never on tests")
+    refuse_test_splits("--splits", _SPLITS.value)
     print_header()
     workdir = pathlib.Path(_WORKDIR.value)
     own_root = workdir / "large-problems"  # our own problems, every split of them
@@ -333,8 +335,7 @@ def main(argv):
             root = str(own_root) if split in OWN_PROBLEMS else _PDDL_ROOT.value
             print(f"\n{domain} / {split}")
             reference = reference_lengths(_REFERENCE_PLANS.value, domain, split)
-            print("| setting | solved | mean plan length | length vs FD (FD plans) | decode s | time vs beam |")
-            print("|---|---|---|---|---|---|")
+            print_columns(COLUMNS)
             beam_seconds = None
             for suffix, run in runs.items():
                 for candidate in candidates:
@@ -345,7 +346,7 @@ def main(argv):
                     name = candidate.name + suffix
                     print(
                         f"| {name} | {row['solved']}/{row['problems']} | {row['mean_length']:.1f} "
-                        f"| {versus} | {row['seconds']:.1f} | {ratio} |",
+                        f"| {versus} | {row['seconds']:.1f} | {ratio} | {row['unsolved'] or '-'} |",
                         flush=True,
                     )
 

@@ -28,11 +28,17 @@ Two questions more, for choosing features:
   is the run's own cost-to-go features. It prints each one's dimension, the share of held-out
   colour occurrences outside its vocabulary, and wlplan's time per held-out state (decoding's
   `wl_fast` is faster, for the run's WL features only).
+* `--search_splits=large,large-more` (of `--search_root`, our own problems; never a test split):
+  each fitted function, as the run's cost-to-go with its features, guides the run's best-first
+  search on those problems (`--budget`, `--value_weight`, `--path_weight`; default: the run's
+  decoding settings), with solved problems and mean plan length per split. Orders the training
+  plans better need not mean solves more: this measures whether the ordering loss carries over.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import pathlib
 import time
 from collections.abc import Callable, Sequence
@@ -41,15 +47,16 @@ import numpy as np
 import scipy.optimize
 from absl import flags
 
-from benchmarks.common import print_header
+from benchmarks.common import decode_split, define_best_first_flags, print_header, refuse_test_splits
 from statecentric_jax.cli import run_main
 from statecentric_jax.embedding.datasets import trajectories_path
-from statecentric_jax.embedding.encoders import Pair, WLEncoder, WLSettings
+from statecentric_jax.embedding.encoders import Encoder, Pair, WLEncoder, WLSettings
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments.aggregation import AGGREGATION_DIR
 from statecentric_jax.experiments.pipeline import cache_dirs
 from statecentric_jax.learning.ensemble import load_run
 from statecentric_jax.learning.train import LoadedModel
+from statecentric_jax.learning.value import RidgeCostToGo
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import Task, load_task
 from statecentric_jax.problems.plan_generation import read_trajectories
@@ -60,6 +67,11 @@ _FEATURES = flags.DEFINE_list(
     "features", ["run"], "run (the run's cost-to-go features) and/or <algorithm>:<graph>:<iterations>[:set] (wlplan)."
 )
 _HELD_OUT = flags.DEFINE_list("held_out", [], "trajectories.jsonl files of plans to order, not fitted on.")
+_SEARCH_ROOT = flags.DEFINE_string(
+    "search_root", "runs/generalization/large-problems", "PDDL root of --search_splits (benchmarks.generalization's)."
+)
+_SEARCH_SPLITS = flags.DEFINE_list("search_splits", [], "Splits to search with each fitted cost-to-go.")
+_SETTINGS = define_best_first_flags("--search_splits")
 
 COLUMNS = (
     "features",
@@ -169,16 +181,29 @@ def parse_features(spec: str) -> WLSettings:
     return WLSettings(int(parts[2]), len(parts) == 3, algorithm=parts[0], graph=parts[1])
 
 
-def feature_embedding(run: LoadedModel, spec: str, training: list[Plan]) -> tuple[Embed, int]:
-    """The embedding `spec` names and its dimension: the run's own, or WL fitted on the training plans."""
+def feature_embedding(run: LoadedModel, spec: str, training: list[Plan]) -> tuple[Embed, int, Encoder | None]:
+    """The embedding `spec` names, its dimension, and the encoder a cost-to-go on it embeds with (None:
+    the transition model's, as the run's cost-to-go may): the run's own, or WL fitted on the training plans."""
     if spec == "run":
         assert run.cost_to_go is not None  # main refuses a run without one
         encoder = run.cost_to_go.encoder or run.encoder  # its φ(s) (main refuses [φ(s), φ(g)])
-        return encoder.embed_with_unseen, encoder.dim
+        return encoder.embed_with_unseen, encoder.dim, run.cost_to_go.encoder
     plans = [(task, states) for task, _, states in training]
     fitted = WLEncoder.fit(run.config.data.domain, plans, parse_features(spec))
     fitted.use_fast = False  # one implementation for every spec, so their times compare
-    return fitted.embed_with_unseen, fitted.dim
+    return fitted.embed_with_unseen, fitted.dim, fitted
+
+
+def search_cells(run: LoadedModel, cost_to_go: RidgeCostToGo) -> list[str]:
+    """Solved problems (mean plan length) of each --search_splits, best-first with `cost_to_go`."""
+    settings = _SETTINGS(run)
+    cells = []
+    for split in _SEARCH_SPLITS.value:
+        checked, _ = decode_split(run, _SEARCH_ROOT.value, run.config.data.domain, split, settings, cost_to_go)
+        lengths = [len(r.plan) for r in checked if r.solved]
+        mean = sum(lengths) / len(lengths) if lengths else math.nan
+        cells.append(f"{len(lengths)}/{len(checked)} ({mean:.1f})")
+    return cells
 
 
 def fit(data: Orderings, alpha: float, rank_weight: float) -> tuple[np.ndarray, float]:
@@ -213,6 +238,7 @@ def fit(data: Orderings, alpha: float, rank_weight: float) -> tuple[np.ndarray, 
 
 def main(argv):
     del argv
+    refuse_test_splits("--search_splits", _SEARCH_SPLITS.value)
     run = load_run(_RUN.value)
     if run.cost_to_go is None:
         raise InputError(_RUN.value, "this run has no cost-to-go (config value.kind is none)")
@@ -221,10 +247,10 @@ def main(argv):
     training = load_plans(training_records(run, _RUN.value))
     held_out = load_plans([record for path in _HELD_OUT.value for record in read_trajectories(path)])
     print(f"{len(training)} training plans, {len(held_out)} held-out plans")
-    print_header(COLUMNS)
+    print_header([*COLUMNS, *(f"search {split}: solved (mean length)" for split in _SEARCH_SPLITS.value)])
     ties = []
     for spec in _FEATURES.value:
-        embed, dim = feature_embedding(run, spec, training)
+        embed, dim, encoder = feature_embedding(run, spec, training)
         data = orderings(training, embed)
         test = orderings(held_out, embed) if held_out else None
         for rank_weight in (float(w) for w in _RANK_WEIGHTS.value):
@@ -236,6 +262,9 @@ def main(argv):
                 cells.append(f"{1000 * test.seconds_per_state:.2f}")
             else:
                 cells += ["-"] * 6
+            if _SEARCH_SPLITS.value:  # [φ(s), φ(g)] weights, zero on φ(g), as value.fit saves them
+                weights = np.concatenate([w, np.zeros_like(w)])
+                cells += search_cells(run, RidgeCostToGo(weights, b, run.cost_to_go.alpha, encoder))
             print("| " + " | ".join(cells) + " |", flush=True)
         tied_along = np.all(data.states[data.along[:, 0]] == data.states[data.along[:, 1]], axis=1)
         tied_against = np.all(data.states[data.against[:, 0]] == data.siblings[data.against[:, 1]], axis=1)
