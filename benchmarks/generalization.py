@@ -7,15 +7,17 @@ model together with a ridge cost-to-go, writes its own larger problems (about tw
 extrapolation sizes, seeded, under `<workdir>/large-problems`; `--splits=medium`: Logistics at
 its extrapolation sizes; `--splits=large-more`: Blocks at the large sizes with other seeds;
 `--splits=held-out`: more problems of the large sizes, kept out of every selection to confirm it
-once), and decodes the paper's validation split and those problems with each candidate search
-setting. It prints one table per domain: success, mean plan length, decode time relative to
-the paper's beam on the same problems, and the numbers of the problems left unsolved.
+once; `held-out-2`: more Blocks ones, for a later Blocks selection), and decodes the paper's
+validation split and those problems with each candidate search setting. It prints one table per
+domain: success, mean plan length, decode time relative to the paper's beam on the same problems,
+and the numbers of the problems left unsolved.
 
 `--aggregation_rounds=0,1,2` adds the same model after that many rounds of expert data
 aggregation (`experiments/aggregation.py`, decoding best-first on the train and validation
 problems), with each round's planner calls; `--aggregation_retrain=value` refits only the
 cost-to-go in those rounds; `--alternative_plans=k` gives every model up to k other optimal plans per
-train/validation problem first (aggregation round 0). `--ensemble_members=lstm:state` adds that model averaged with the
+train/validation problem first (aggregation round 0), `--random_walks=k` up to k states off the expert plans,
+labelled with optimal plans (the same round). `--ensemble_members=lstm:state` adds that model averaged with the
 members (`config.ensemble.members`, trained beside it with the same data and seed).
 
 Settings are selected on these tables only; the paper's test splits are never decoded here
@@ -51,7 +53,7 @@ _SPLITS = flags.DEFINE_list(
     "splits",
     ["validation", "large"],
     "validation (of --pddl_root) and/or our own: large, large-more (Blocks), medium (Logistics),"
-    " held-out (only to confirm a selection).",
+    " held-out, held-out-2 (Blocks) (only to confirm a selection).",
 )
 _WORKDIR = flags.DEFINE_string("workdir", "runs/generalization", "Models and generated problems (reused).")
 _BUDGET = flags.DEFINE_integer("budget", 10_000, "Node expansions per problem for the non-beam strategies.")
@@ -75,6 +77,9 @@ _VALUE_WL_HASH = flags.DEFINE_enum("value_wl_hash", "set", ["set", "multiset"], 
 _VALUE_WL_ALGORITHM = flags.DEFINE_enum(
     "value_wl_algorithm", "wl", list(WL_ALGORITHMS), "wlplan algorithm of an own φ."
 )
+_VALUE_WL_VOCABULARY = flags.DEFINE_enum(
+    "value_wl_vocabulary", "plans", list(config_lib.WL_VOCABULARIES), "Colours of an own φ (value.wl_vocabulary)."
+)
 _VALUE_WL_GRAPH = flags.DEFINE_enum("value_wl_graph", "ilg", list(WL_GRAPHS), "wlplan graph of an own φ.")
 _REFERENCE_PLANS = flags.DEFINE_string(
     "reference_plans", None, "A generate_plans workdir with Fast Downward plans for these problems (plan-length ratio)."
@@ -89,6 +94,10 @@ _PLANNER_CALLS = flags.DEFINE_integer("max_planner_calls", 200, "Fast Downward c
 _ALTERNATIVES = flags.DEFINE_integer(
     "alternative_plans", 0, "Other optimal plans per train/validation problem (config aggregation.alternative_plans)."
 )
+_RANDOM_WALKS = flags.DEFINE_integer(
+    "random_walks", 0, "Labelled random-walk states per train/validation problem (config aggregation.random_walks)."
+)
+_WALK_STEPS = flags.DEFINE_integer("walk_steps", 10, "Longest random walk (config aggregation.walk_steps).")
 _RETRAIN = flags.DEFINE_enum(
     "aggregation_retrain", "all", ["all", "value"], "What each aggregation round refits (config aggregation.retrain)."
 )
@@ -134,6 +143,11 @@ OWN_PROBLEMS: dict[str, dict[str, list[tuple[str, dict[str, Any]]]]] = {
         "visitall": [
             ("visitall", dict(w=w, h=w, start=start)) for w in (14, 15, 16) for start in ((w - 1, w - 1), (2, w - 3))
         ],
+    },
+    # `held-out-2`: Blocks problems of the held-out sizes with other seeds, written after `held-out` had
+    # been read for two Blocks settings; read once, for the setting chosen after those.
+    "held-out-2": {
+        "blocks": [("blocks", dict(n=n, seed=s)) for n in (22, 26, 30, 32) for s in (5, 6)],
     },
 }
 
@@ -201,23 +215,28 @@ def write_own_problems(root: pathlib.Path, domain: str, split: str) -> None:
 
 
 def train(
-    domain: str, workdir: pathlib.Path, rounds: int = 0, members: str = "", alternatives: int = 0
+    domain: str, workdir: pathlib.Path, rounds: int = 0, members: str = "", alternatives: int = 0, walks: int = 0
 ) -> pathlib.Path:
     """The WL-XGB delta transition model with a ridge cost-to-go, trained once; with `rounds`, that
     model after as many rounds of expert data aggregation (decoding best-first), continuing the
     run with one round less; with `alternatives`, that many other optimal plans per problem first
-    (round 0); with `members`, that model in an ensemble with them."""
+    (round 0), and with `walks` as many labelled random-walk states; with `members`, that model in an
+    ensemble with them."""
     name = f"model-{_VALUE_FEATURES.value}-alpha{_VALUE_ALPHA.value:g}"
     if _VALUE_EMBEDDING.value == "own":
         name += f"-own-wl{_VALUE_WL_ITERATIONS.value}-{_VALUE_WL_HASH.value}"
         if (_VALUE_WL_ALGORITHM.value, _VALUE_WL_GRAPH.value) != ("wl", "ilg"):
             name += f"-{_VALUE_WL_ALGORITHM.value}-{_VALUE_WL_GRAPH.value}"
+        if _VALUE_WL_VOCABULARY.value != "plans":
+            name += f"-vocabulary-{_VALUE_WL_VOCABULARY.value}"
     if members:
         name += "-ensemble-" + "+".join(s.strip().replace(":", "_") for s in members.split(","))
-    if rounds or alternatives:
+    if rounds or alternatives or walks:
         name += f"-aggregation{rounds}-calls{_PLANNER_CALLS.value}" + ("-value" if _RETRAIN.value == "value" else "")
     if alternatives:
         name += f"-alternatives{alternatives}"
+    if walks:
+        name += f"-walks{walks}-steps{_WALK_STEPS.value}"
     run = workdir / domain / name
     config = config_lib.table1(domain, "wl", "xgb", "delta")
     config.data.pddl_root = _PDDL_ROOT.value
@@ -231,8 +250,9 @@ def train(
     config.value.wl_multiset_hash = _VALUE_WL_HASH.value == "multiset"
     config.value.wl_algorithm = _VALUE_WL_ALGORITHM.value
     config.value.wl_graph = _VALUE_WL_GRAPH.value
+    config.value.wl_vocabulary = _VALUE_WL_VOCABULARY.value
     config.ensemble.members = members
-    if rounds == 0 and alternatives == 0:
+    if rounds == 0 and alternatives == 0 and walks == 0:
         if (run / CONFIG_FILE).exists():
             pipeline.build_ensembles(pipeline.resolved(config), {config.seed: run})  # what a killed run lacks
         else:
@@ -243,9 +263,14 @@ def train(
     config.aggregation.max_planner_calls = _PLANNER_CALLS.value
     config.aggregation.retrain = _RETRAIN.value
     config.aggregation.alternative_plans = alternatives
+    config.aggregation.random_walks = walks
+    config.aggregation.walk_steps = _WALK_STEPS.value
     if not run.exists():  # go on from the run with one round less (its finished rounds are kept)
         shutil.copytree(
-            train(domain, workdir, rounds - 1, alternatives=alternatives) if rounds else train(domain, workdir), run
+            train(domain, workdir, rounds - 1, alternatives=alternatives, walks=walks)
+            if rounds
+            else train(domain, workdir),
+            run,
         )
     config = pipeline.resolved(config)
     pipeline.aggregate(config, run)
@@ -326,8 +351,9 @@ def main(argv):
             suffix = (f" + aggregation x{rounds}" if rounds else "") + (
                 f" + {alternatives} other optimal plans" if alternatives else ""
             )
-            runs[suffix] = run = train(domain, workdir, rounds, alternatives=alternatives)
-            if rounds or alternatives:
+            suffix += f" + {_RANDOM_WALKS.value} random-walk states" if _RANDOM_WALKS.value else ""
+            runs[suffix] = run = train(domain, workdir, rounds, alternatives=alternatives, walks=_RANDOM_WALKS.value)
+            if rounds or alternatives or _RANDOM_WALKS.value:
                 print(f"\n{domain}{suffix}: {aggregation_line(run)}")
         if _ENSEMBLE.value:
             runs[f" + ensemble with {_ENSEMBLE.value}"] = train(domain, workdir, members=_ENSEMBLE.value)

@@ -30,6 +30,7 @@ ValueEmbedding = Literal["model", "own"]
 VALUE_EMBEDDINGS: tuple[str, ...] = get_args(ValueEmbedding)
 AggregationRetrain = Literal["all", "value"]
 AGGREGATION_RETRAIN: tuple[str, ...] = get_args(AggregationRetrain)
+WL_VOCABULARIES = ("plans", "fitted")  # value.wl_vocabulary
 AGGREGATION_SPLITS = ("train", "validation")  # the only problems expert data aggregation may plan for
 
 
@@ -84,6 +85,9 @@ def base() -> ml_collections.ConfigDict:
     config.value.wl_multiset_hash = False  # the own embedding's hash: multiset (the paper's φ), or set
     config.value.wl_algorithm = "wl"  # the own embedding's wlplan algorithm, e.g. "lwl2" (pairs of nodes)
     config.value.wl_graph = "ilg"  # the own embedding's wlplan graph, or "ploig" (objects joined by atoms)
+    # the own embedding's colours: from the train split's "plans", or from every state it is "fitted" on
+    # (train and validation plans, and aggregated trajectories: learning/value.py)
+    config.value.wl_vocabulary = "plans"
 
     config.aggregation = ml_collections.ConfigDict()  # expert data aggregation (experiments/aggregation.py)
     config.aggregation.rounds = 0  # 0: off, the paper's training
@@ -92,6 +96,8 @@ def base() -> ml_collections.ConfigDict:
     config.aggregation.splits = "train,validation"  # whose problems are decoded; never a test split
     config.aggregation.retrain = "all"  # each round refits "all" (transition model, cost-to-go) or the "value" only
     config.aggregation.alternative_plans = 0  # round 0: up to this many other optimal plans per problem; 0: off
+    config.aggregation.random_walks = 0  # round 0: up to this many random-walk states per problem, labelled; 0: off
+    config.aggregation.walk_steps = 10  # a random walk's length: 1 to this many steps from a state of the expert plan
 
     config.ensemble = ml_collections.ConfigDict()  # more models averaged with this one (learning/ensemble.py)
     config.ensemble.members = ""  # comma-separated kind:mode, e.g. "lstm:state"; "": off, the paper's one model
@@ -124,6 +130,11 @@ def value_wl_algorithm(config: ml_collections.ConfigDict) -> str:
     return config.value.get("wl_algorithm", "wl")
 
 
+def value_wl_vocabulary(config: ml_collections.ConfigDict) -> str:
+    """Where the cost-to-go's own φ collects its colours; "plans" for runs from before the choice existed."""
+    return config.value.get("wl_vocabulary", "plans")
+
+
 def value_wl_graph(config: ml_collections.ConfigDict) -> str:
     """The own φ's wlplan graph; "ilg" for runs from before the choice existed."""
     return config.value.get("wl_graph", "ilg")
@@ -139,9 +150,20 @@ def alternative_plans(config: ml_collections.ConfigDict) -> int:
     return config.aggregation.get("alternative_plans", 0) if "aggregation" in config else 0
 
 
+def random_walks(config: ml_collections.ConfigDict) -> int:
+    """Random-walk states labelled per train/validation problem (aggregation round 0); 0 for runs from before."""
+    return config.aggregation.get("random_walks", 0) if "aggregation" in config else 0
+
+
+def walk_steps(config: ml_collections.ConfigDict) -> int:
+    """The longest random walk of round 0 (aggregation.random_walks); 10 for runs from before it existed."""
+    return config.aggregation.get("walk_steps", 10) if "aggregation" in config else 10
+
+
 def aggregates(config: ml_collections.ConfigDict) -> bool:
-    """Whether the run adds expert data after its first training: rounds of aggregation or other optimal plans."""
-    return aggregation_rounds(config) > 0 or alternative_plans(config) > 0
+    """Whether the run adds expert data after its first training: rounds of aggregation, or round 0's other
+    optimal plans or labelled random-walk states."""
+    return aggregation_rounds(config) > 0 or alternative_plans(config) > 0 or random_walks(config) > 0
 
 
 def aggregation_retrain(config: ml_collections.ConfigDict) -> str:
@@ -169,7 +191,7 @@ def ensemble_members(config: ml_collections.ConfigDict) -> list[tuple[str, str]]
             )
         elif aggregates(config):
             reason = (
-                "not combined with aggregation.rounds or aggregation.alternative_plans > 0 yet"
+                "not combined with aggregation.rounds, alternative_plans or random_walks > 0 yet"
                 " (the members would miss the aggregated data)"
             )
         else:
@@ -198,6 +220,9 @@ def _check_value(config: ml_collections.ConfigDict) -> None:
         raise InputError(None, f"config value.wl_algorithm={algorithm!r} is not one of {', '.join(WL_ALGORITHMS)}")
     if graph not in WL_GRAPHS:
         raise InputError(None, f"config value.wl_graph={graph!r} is not one of {', '.join(WL_GRAPHS)}")
+    if value_wl_vocabulary(config) not in WL_VOCABULARIES:
+        vocabulary = value_wl_vocabulary(config)
+        raise InputError(None, f"config value.wl_vocabulary={vocabulary!r} is not one of {', '.join(WL_VOCABULARIES)}")
     if config.value.features != "state":  # its own φ(g) is never computed: its WL graph marks the goal atoms
         raise InputError(None, "config value.embedding='own' reads φ(s) alone: set value.features='state'")
 
@@ -209,6 +234,8 @@ def _check_aggregation(config: ml_collections.ConfigDict) -> None:
         ("rounds", config.aggregation.rounds, 0),
         ("max_planner_calls", config.aggregation.max_planner_calls, 1),
         ("alternative_plans", alternative_plans(config), 0),
+        ("random_walks", random_walks(config), 0),
+        ("walk_steps", walk_steps(config), 1),
     ):
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise InputError(None, f"config aggregation.{name}={value!r} must be an integer >= {least}")
@@ -286,11 +313,24 @@ class BestSettings:
     aggregation_rounds: int  # rounds of expert data aggregation that refit only the cost-to-go
     budget: int  # best-first expansions per problem
     path_weight: float = 0.0  # + weight x plan length so far in the priority (weighted A*; 0: greedy)
+    # the cost-to-go's own φ: WL with this many iterations, set hash, colours from every state it is fitted on
+    # (value.wl_vocabulary=fitted); 0: the transition model's φ
+    value_wl_iterations: int = 0
+    random_walks: int = 0  # labelled random-walk states per train/validation problem (aggregation round 0)
+    max_planner_calls: int = 200  # per aggregation round
 
 
 BEST = {
-    # Blocks: 0.25 solves 22 of our 24 large problems (`large` and `large-more`), as 0 does with longer plans.
-    "blocks": BestSettings(value_weight=0.25, aggregation_rounds=0, budget=10_000),
+    # Blocks: an own φ with 3 WL iterations fitted on 80 labelled random-walk states per problem besides the
+    # expert plans, the distance breaking ties, solves all 24 of our large problems (`large`, `large-more`).
+    "blocks": BestSettings(
+        value_weight=0.0,
+        aggregation_rounds=0,
+        budget=10_000,
+        value_wl_iterations=3,
+        random_walks=80,
+        max_planner_calls=1_000,
+    ),
     "gripper": BestSettings(value_weight=0.0, aggregation_rounds=0, budget=10_000),
     # Logistics: more expansions and four rounds solve our own medium problems (12/12); a path weight
     # of 0.2 keeps that and shortens their plans.
@@ -303,9 +343,10 @@ def best(domain: str) -> ml_collections.ConfigDict:
     """The recommended configuration beyond the paper (`configs/<domain>_best.py`).
 
     The paper's WL-XGB delta transition model, a ridge cost-to-go on φ(s) (for Logistics refitted
-    after rounds of expert data aggregation), and best-first decoding ordered by the cost-to-go
-    mixed with the model's distance. Selected on the validation split and on our own larger
-    problems (`benchmarks/generalization.py`).
+    after rounds of expert data aggregation; for Blocks on a WL φ of its own, fitted on labelled
+    random-walk states too), and best-first decoding ordered by the cost-to-go mixed with the
+    model's distance. Selected on the validation split and on our own larger problems
+    (`benchmarks/generalization.py`).
     """
     config = table1(domain, "wl", "xgb", "delta")
     config.xgb.n_jobs = 1  # decoding predicts a few rows at a time: one thread is fastest and load-proof
@@ -317,4 +358,11 @@ def best(domain: str) -> ml_collections.ConfigDict:
     config.decode.path_weight = settings.path_weight
     config.aggregation.rounds = settings.aggregation_rounds
     config.aggregation.retrain = "value"
+    config.aggregation.random_walks = settings.random_walks
+    config.aggregation.max_planner_calls = settings.max_planner_calls
+    if settings.value_wl_iterations:
+        config.value.embedding = "own"
+        config.value.wl_iterations = settings.value_wl_iterations
+        config.value.wl_multiset_hash = False
+        config.value.wl_vocabulary = "fitted"
     return config

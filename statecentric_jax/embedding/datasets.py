@@ -100,7 +100,7 @@ def _read(path: pathlib.Path) -> bytes:
         raise InputError(path, f"cannot read trajectories ({e.strerror or e})") from None
 
 
-def _load_split_tasks(pddl_root, plans_dir, domain: str, split: str) -> Loaded:
+def load_split_tasks(pddl_root, plans_dir, domain: str, split: str) -> Loaded:
     """Tasks (loaded from the PDDL root) and their trajectories' states."""
     path = trajectories_path(plans_dir, domain, split)
     domain_file = layout.domain_file(pddl_root, domain)
@@ -165,26 +165,42 @@ def _stored_key(out_dir: pathlib.Path, split: str) -> str | None:
         return None
 
 
-def _embed_split(
-    encoder: Encoder, loaded, domain: str, encoding: str, split: str, key: str, out_dir: pathlib.Path
-) -> None:
+def embed_loaded(encoder: Encoder, loaded: Loaded, domain: str, encoding: str, split: str) -> EmbeddedSplit:
+    """Tasks and their trajectories' states (`load_split_tasks`) embedded, in memory."""
     pairs = [(task, state) for task, states in loaded for state in states]
     states, unseen = encoder.embed_with_unseen(pairs)
-    goals = encoder.embed_goals([task for task, _ in loaded])
+    bounds = np.cumsum([len(s) for _, s in loaded])[:-1]
+    return EmbeddedSplit(
+        domain=domain,
+        encoding=encoding,
+        split=split,
+        problems=[pathlib.Path(t.problem_file).stem for t, _ in loaded],
+        trajectories=np.split(np.asarray(states), bounds) if loaded else [],
+        goals=np.asarray(encoder.embed_goals([task for task, _ in loaded])),
+        num_objects=[len(t.objects) for t, _ in loaded],
+        unseen_fraction=unseen,
+    )
+
+
+def _embed_split(
+    encoder: Encoder, loaded: Loaded, domain: str, encoding: str, split: str, key: str, out_dir: pathlib.Path
+) -> None:
+    embedded = embed_loaded(encoder, loaded, domain, encoding, split)
     meta = {
         "format": _FORMAT,
         "domain": domain,
         "encoding": encoding,
         "split": split,
         "key": key,
-        "unseen_fraction": unseen,
+        "unseen_fraction": embedded.unseen_fraction,
     }
+    lengths = [len(t) for t in embedded.trajectories]
     arrays: dict[str, Any] = {
-        "states": states,
-        "lengths": np.asarray([len(s) for _, s in loaded], np.int64),
-        "goals": goals,
-        "problems": np.asarray([pathlib.Path(t.problem_file).stem for t, _ in loaded], dtype=str),
-        "num_objects": np.asarray([len(t.objects) for t, _ in loaded], np.int64),
+        "states": np.concatenate(embedded.trajectories) if lengths else np.zeros((0, encoder.dim), np.float32),
+        "lengths": np.asarray(lengths, np.int64),
+        "goals": embedded.goals,
+        "problems": np.asarray(embedded.problems, dtype=str),
+        "num_objects": np.asarray(embedded.num_objects, np.int64),
         "meta": np.asarray(json.dumps(meta)),
     }
 
@@ -193,14 +209,14 @@ def _embed_split(
             np.savez(f, **arrays)
 
     replace_atomically(_split_path(out_dir, split), write)
-    unseen_note = f", unseen WL colours {100 * unseen:.2f}%" if encoding == "wl" else ""
+    unseen_note = f", unseen WL colours {100 * embedded.unseen_fraction:.2f}%" if encoding == "wl" else ""
     logging.info(
         "%s/%s/%s: %d problems, %d states, D=%d%s",
         domain,
         encoding,
         split,
         len(loaded),
-        len(pairs),
+        sum(lengths),
         encoder.dim,
         unseen_note,
     )
@@ -240,7 +256,7 @@ def build_dataset(
     encoder_file = out_dir / ENCODER_FILE
     encoder_current = _stored_encoder_key(out_dir) == encoder_key and encoder_file.is_file()
     encoder = None
-    tasks_of = functools.cache(lambda split: _load_split_tasks(pddl_root, plans_dir, domain, split))
+    tasks_of = functools.cache(lambda split: load_split_tasks(pddl_root, plans_dir, domain, split))
     for split in splits:
         key = _digest(
             encoder_key, _read(trajectories_path(plans_dir, domain, split)), _problems_digest(pddl_root, domain, split)

@@ -24,6 +24,11 @@ plan s_0..s_T at some step t for another successor s' with t + 1 + h*(s') = T (o
 per candidate s', at most `_TRIES_PER_PLAN` x k calls per problem) and becomes the trajectory
 s_t, s', ... to the goal. Candidates whose action the expert takes later come first (doing an
 independent action earlier keeps the plan optimal), each group in a fixed pseudo-random order.
+`aggregation.random_walks=k` adds to round 0 up to k states off the expert's plans per problem:
+each a random walk of 1 to `walk_steps` steps from a state of the plan (pseudo-random, fixed per
+problem), labelled with an optimal plan from it, which becomes a trajectory. The expert plans
+show a cost-to-go only states on the way to the goal; deeper WL features (`value.embedding=own`)
+need to see more states of the same problems than that to fit weights that carry over.
 
 On disk, inside the run's workdir:
 
@@ -34,7 +39,8 @@ On disk, inside the run's workdir:
   aggregation/round<k>/trajectories.jsonl   the round's trajectories (plan_generation's format,
                                             plus split, source_file, step, round)
   aggregation/round<k>/collected.json       written last: the round's data is complete
-                                            (round0: the other optimal plans, when configured)
+                                            (round0: the other optimal plans and the labelled
+                                            random-walk states, when configured)
 
 A killed round resumes: its finished planner calls are read back, and a round whose data is
 complete only retrains. Finished rounds (listed in aggregation.json) are never redone.
@@ -59,8 +65,9 @@ from absl import logging
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
+from statecentric_jax.embedding import datasets
 from statecentric_jax.embedding.datasets import EmbeddedSplit, trajectories_path
-from statecentric_jax.embedding.encoders import Encoder
+from statecentric_jax.embedding.encoders import Encoder, WLEncoder
 from statecentric_jax.experiments.evaluation import cost_to_go_for
 from statecentric_jax.learning import train, value
 from statecentric_jax.planning.plans import simulate
@@ -127,8 +134,8 @@ def _stale(workdir: pathlib.Path, summary: dict) -> bool:
 
 
 def _round_indices(config: ml_collections.ConfigDict) -> list[int]:
-    """The configured rounds in order: 0 (other optimal plans) when alternative_plans > 0, then 1..rounds."""
-    first = 0 if config_lib.alternative_plans(config) else 1
+    """The configured rounds in order: 0 (other optimal plans, random-walk states) when configured, then 1..rounds."""
+    first = 0 if config_lib.alternative_plans(config) or config_lib.random_walks(config) else 1
     return list(range(first, config_lib.aggregation_rounds(config) + 1))
 
 
@@ -389,26 +396,66 @@ def _alternatives(
     return found
 
 
-def _collect_alternatives(config: ml_collections.ConfigDict, workdir: pathlib.Path, plans_dir: pathlib.Path) -> dict:
-    """Round 0: other optimal plans of each train/validation problem; writes its trajectories and statistics."""
+def _random_walks(
+    planner: _Planner, split: str, task: Task, expert: list[frozenset[str]], wanted: int, max_steps: int
+) -> list[dict]:
+    """Up to `wanted` states off the expert's path, each reached by a random walk of 1 to `max_steps` steps
+    from one of its states, with an optimal plan from there, as trajectories; raises _Capped when the
+    round's planner calls run out. Walks that end on the path, in a state seen before or at a goal add nothing."""
+    successors = SuccessorGenerator(task)
+    stem = pathlib.Path(task.problem_file).stem
+    walk = random.Random(f"walks-{stem}")  # the same walks in every run and seed
+    seen = set(expert)
+    found: list[dict] = []
+    for index in range(wanted):
+        step = walk.randrange(len(expert))
+        state = expert[step]
+        for _ in range(walk.randint(1, max_steps)):
+            children = [child for _, child in successors.successors(state) if child != state]
+            if not children:
+                break
+            state = walk.choice(children)
+        if state in seen:
+            continue
+        seen.add(state)
+        cost = planner.optimal(split, task, step, state, tag=f"-w{index:03d}")
+        if cost is None or not 0 < cost < math.inf:
+            continue
+        labelled = {  # the fields of a planner call's record that `_trajectory` reads
+            "name": f"{split}-{stem}-walk{index:03d}",
+            "problem_file": task.problem_file,
+            "state": state,
+            "plan": planner.plan(task, state),
+            "split": split,
+            "source_file": task.problem_file,
+            "step": step,
+        }
+        found.append(_trajectory(labelled, task, 0))
+    return found
+
+
+def _collect_round0(config: ml_collections.ConfigDict, workdir: pathlib.Path, plans_dir: pathlib.Path) -> dict:
+    """Round 0: other optimal plans and labelled random-walk states of each train/validation problem;
+    writes its trajectories and statistics."""
     start = time.perf_counter()
     planner = _Planner(workdir, 0, config.aggregation)
     domain = config.data.domain
     domain_file = layout.domain_file(config.data.pddl_root, domain).resolve()
     splits = config_lib.aggregation_splits(config)
     trajectories: list[dict] = []
-    analysed, wanted = 0, config_lib.alternative_plans(config)
+    analysed, wanted, walks = 0, config_lib.alternative_plans(config), config_lib.random_walks(config)
     try:
         for split in splits:
             _guard(split)
             optimal = _expert_optimal(plans_dir, domain, split)
             folder = (layout.domain_dir(config.data.pddl_root, domain) / split).resolve()
             for record in read_trajectories(trajectories_path(plans_dir, domain, split)):
-                if record["problem"] not in optimal:  # the expert's plan is not known to be optimal
-                    continue
                 task = load_task(domain_file, folder / f"{record['problem']}.pddl")
                 expert = [frozenset(state) for state in record["states"]]
-                trajectories += _alternatives(planner, split, task, expert, record["plan"], wanted)
+                if wanted and record["problem"] in optimal:  # other plans of the expert's length, if optimal
+                    trajectories += _alternatives(planner, split, task, expert, record["plan"], wanted)
+                if walks:
+                    trajectories += _random_walks(planner, split, task, expert, walks, config_lib.walk_steps(config))
                 analysed += 1
     except _Capped:
         pass
@@ -416,14 +463,20 @@ def _collect_alternatives(config: ml_collections.ConfigDict, workdir: pathlib.Pa
     return _finish_round(planner, splits, trajectories, counts, start)
 
 
-def _extended(base: EmbeddedSplit, records: Sequence[dict], encoder: Encoder) -> EmbeddedSplit:
-    """`base` plus the aggregated trajectories, embedded with the run's encoder."""
-    if not records:
-        return base
+def _source_tasks(records: Sequence[dict]) -> dict[str, Task]:
+    """The problems the aggregated trajectories came from, each loaded once."""
     tasks: dict[str, Task] = {}
     for r in records:
         if r["source_file"] not in tasks:
             tasks[r["source_file"]] = load_task(r["domain_file"], r["source_file"])
+    return tasks
+
+
+def _extended(base: EmbeddedSplit, records: Sequence[dict], encoder: Encoder) -> EmbeddedSplit:
+    """`base` plus the aggregated trajectories, embedded with the run's encoder."""
+    if not records:
+        return base
+    tasks = _source_tasks(records)
     pairs = [(tasks[r["source_file"]], frozenset(state)) for r in records for state in r["states"]]
     states = np.asarray(encoder.embed(pairs), np.float32)
     goals = np.asarray(encoder.embed_goals([tasks[r["source_file"]] for r in records]), np.float32)
@@ -437,6 +490,24 @@ def _extended(base: EmbeddedSplit, records: Sequence[dict], encoder: Encoder) ->
     )
 
 
+def _own_phi_fitted(
+    config: ml_collections.ConfigDict, plans_dir: pathlib.Path, value_data: value.ValueData, records: Sequence[dict]
+) -> value.ValueData:
+    """`value.wl_vocabulary=fitted`: the cost-to-go's own φ with its colours collected from every state it is
+    fitted on (the train and validation plans and the aggregated trajectories), and both splits embedded with
+    it. Colours that only the aggregated states show would otherwise be dropped as unseen."""
+    assert isinstance(value_data.encoder, WLEncoder)  # an own φ is WL (config.check)
+    domain = config.data.domain
+    loaded = {
+        s: datasets.load_split_tasks(config.data.pddl_root, plans_dir, domain, s) for s in ("train", "validation")
+    }
+    tasks = _source_tasks(records)
+    aggregated = [(tasks[r["source_file"]], [frozenset(state) for state in r["states"]]) for r in records]
+    encoder = WLEncoder.fit(domain, loaded["train"] + loaded["validation"] + aggregated, value_data.encoder.settings)
+    embedded = {s: datasets.embed_loaded(encoder, loaded[s], domain, "wl", s) for s in loaded}
+    return value.ValueData(embedded["train"], embedded["validation"], encoder)
+
+
 def _retrain(
     config: ml_collections.ConfigDict,
     workdir: pathlib.Path,
@@ -444,10 +515,12 @@ def _retrain(
     splits: dict[str, EmbeddedSplit],
     encoder: Encoder,
     value_data: value.ValueData | None,
+    plans_dir: pathlib.Path,
 ) -> float:
     """Train the transition model and the cost-to-go again on the expert data of the rounds up to round_index
     (`aggregation.retrain=value`: the cost-to-go only; the transition model stays the one trained first).
-    A cost-to-go with its own φ (`value_data`) gets the new trajectories embedded with its own encoder."""
+    A cost-to-go with its own φ (`value_data`) gets the new trajectories embedded with its own encoder
+    (with `value.wl_vocabulary=fitted`, one whose colours are collected again, from them too)."""
     start = time.perf_counter()
     records = [
         record
@@ -456,6 +529,8 @@ def _retrain(
         for record in read_trajectories(workdir / AGGREGATION_DIR / f"round{k}" / "trajectories.jsonl")
     ]
     if value_data is not None:
+        if config_lib.value_wl_vocabulary(config) == "fitted" and records:
+            value_data = _own_phi_fitted(config, plans_dir, value_data, records)
         value_data = dataclasses.replace(value_data, train=_extended(value_data.train, records, value_data.encoder))
     if config_lib.aggregation_retrain(config) == "value":
         # the transition model's embedding of the new data is read only by a cost-to-go without its own φ
@@ -486,7 +561,7 @@ def run(
     rounds = summary["rounds"]
 
     def retrain(round_index: int) -> float:
-        seconds = _retrain(config, workdir, round_index, splits, encoder, value_data)
+        seconds = _retrain(config, workdir, round_index, splits, encoder, value_data, plans_dir)
         summary["model"] = _model_digest(workdir)
         return seconds
 
@@ -501,7 +576,7 @@ def run(
         if stats is None:  # decoding needs the model of the previous round
             restore()
             if round_index == 0:
-                stats = _collect_alternatives(config, workdir, plans_dir)
+                stats = _collect_round0(config, workdir, plans_dir)
             else:
                 stats = _collect(config, workdir, round_index, plans_dir)
         rounds.append({**stats, "retrain_seconds": retrain(round_index)})

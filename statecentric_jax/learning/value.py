@@ -12,6 +12,8 @@ on larger problems, so it is selected by search success (`benchmarks/generalizat
 φ is the transition model's embedding, or (`value.embedding=own`) a WL embedding of the
 cost-to-go's own, with other iterations or hashing (`ValueData`): a heuristic may need finer
 features than a next-state predictor. Decoding then embeds each new state once more, for it.
+Its colours come from the training plans, or (`value.wl_vocabulary=fitted`) from every state it
+is fitted on, aggregated ones too (`experiments/aggregation.py`): finer colours need more states.
 
 On disk: `<workdir>/value.npz` with `weights` [2D] (zeros on φ(g) for `state`), `bias`,
 `alpha` and `format`; with an own embedding also `<workdir>/value_encoder.json`, its encoder.

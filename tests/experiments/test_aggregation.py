@@ -181,6 +181,69 @@ def test_other_optimal_plans_leave_the_expert_path_at_optimal_cost(gripper_root,
     assert all("round1" in p.parts for p in planner.calls)
 
 
+def test_random_walk_states_leave_the_expert_path_get_optimal_plans_and_are_the_same_every_run(
+    root, tmp_path, monkeypatch
+):
+    planner = Planner(monkeypatch)
+    config = make_config(root, tmp_path / "cache", rounds=0)
+    config.value.kind, config.aggregation.retrain = "ridge", "value"
+    config.aggregation.random_walks, config.aggregation.walk_steps, config.aggregation.max_planner_calls = 3, 4, 100
+    workdir = tmp_path / "run"
+    pipeline.train_from_config(config, workdir)
+
+    (stats,) = json.loads((workdir / aggregation.SUMMARY_FILE).read_text())["rounds"]
+    walks = read_trajectories(workdir / "aggregation/round0/trajectories.jsonl")
+    assert stats["round"] == 0 and 0 < len(walks) == sum(stats["extra_trajectories"].values())
+    assert 0 < stats["planner_calls"] == len(planner.aggregated()) <= 3 * 6  # at most one call per walk
+    assert all(p.name.startswith(("train-", "validation-")) for p in planner.aggregated())
+
+    plans_dir = pipeline.cache_dirs(config)[0] / "blocks"
+    experts = {
+        (split, r["problem"]): [frozenset(s) for s in r["states"]]
+        for split in ("train", "validation")
+        for r in read_trajectories(plans_dir / split / "trajectories.jsonl")
+    }
+    for t in walks:
+        expert = experts[(t["split"], pathlib.Path(t["source_file"]).stem)]
+        start = frozenset(t["states"][0])
+        assert start not in expert
+        task = load_task(t["domain_file"], t["source_file"])
+        successors = SuccessorGenerator(task)
+        reached, frontier = {expert[t["step"]]}, {expert[t["step"]]}
+        for _ in range(4):  # walk_steps
+            frontier = {child for state in frontier for _, child in successors.successors(state)}
+            reached |= frontier
+        assert start in reached
+        assert task.goal_reached(frozenset(t["states"][-1])) and len(t["plan"]) == len(t["states"]) - 1
+
+    pipeline.train_from_config(config, tmp_path / "again")
+    assert (tmp_path / "again/aggregation/round0/trajectories.jsonl").read_text() == (
+        workdir / "aggregation/round0/trajectories.jsonl"
+    ).read_text().replace(str(workdir), str(tmp_path / "again"))
+
+
+def test_an_own_embedding_fitted_on_the_aggregated_states_collects_their_colours(root, tmp_path):
+    def config_with(vocabulary):
+        config = make_config(root, tmp_path / "cache", rounds=0)
+        config.value.kind, config.aggregation.retrain = "ridge", "value"
+        config.value.embedding, config.value.wl_iterations, config.value.wl_vocabulary = "own", 3, vocabulary
+        config.aggregation.random_walks, config.aggregation.max_planner_calls = 4, 100
+        return config
+
+    for vocabulary in ("plans", "fitted"):
+        pipeline.train_from_config(config_with(vocabulary), tmp_path / vocabulary)
+    records = read_trajectories(tmp_path / "fitted/aggregation/round0/trajectories.jsonl")
+    tasks = {r["source_file"]: load_task(r["domain_file"], r["source_file"]) for r in records}
+    pairs = [(tasks[r["source_file"]], frozenset(state)) for r in records for state in r["states"]]
+    plans, fitted = (train.load_model(tmp_path / v).cost_to_go.encoder for v in ("plans", "fitted"))
+    assert fitted.dim > plans.dim  # states off the expert plans show colours the plans do not
+    assert plans.embed_with_unseen(pairs)[1] > 0 and fitted.embed_with_unseen(pairs)[1] == 0
+
+    config = config_with("all")
+    with pytest.raises(InputError, match="value.wl_vocabulary='all' is not one of plans, fitted"):
+        config_lib.check(config)
+
+
 def test_test_splits_are_refused_before_any_planning():
     config = config_lib.best("blocks")
     config.aggregation.rounds = 1
@@ -241,6 +304,8 @@ def test_a_cost_to_go_with_its_own_embedding_is_refitted_on_it(root, tmp_path, a
         ("retrain", "model", "not one of all, value"),
         ("retrain", "value", "refits the cost-to-go: set value.kind"),
         ("alternative_plans", -1, "integer >= 0"),
+        ("random_walks", -1, "integer >= 0"),
+        ("walk_steps", 0, "integer >= 1"),
     ],
 )
 def test_bad_settings_are_one_line(key, value, reason):

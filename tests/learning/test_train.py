@@ -150,8 +150,11 @@ def test_one_recommended_config_per_domain_beside_the_paper_one():
         assert config.decode.budget == settings.budget
         assert config.decode.path_weight == settings.path_weight and paper.decode.path_weight == 0.0
         assert config.aggregation.rounds == settings.aggregation_rounds
+        assert config_lib.random_walks(config) == settings.random_walks and config_lib.random_walks(paper) == 0
         assert config_lib.aggregation_retrain(config) == "value" and paper.aggregation.rounds == 0
-        config.value.kind, config.aggregation.rounds = "none", 0  # the README's strategy-only ablation
+        assert (config.value.embedding == "own") == (settings.value_wl_iterations > 0)
+        # the README's strategy-only ablation
+        config.value.kind, config.aggregation.rounds, config.aggregation.random_walks = "none", 0, 0
         config_lib.check(config)
         assert config.model.to_dict() == paper.model.to_dict() and config.data.to_dict() == paper.data.to_dict()
 
