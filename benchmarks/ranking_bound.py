@@ -31,8 +31,8 @@ Two questions more, for choosing features:
 * `--search_splits=large,large-more` (of `--search_root`, our own problems; never a test split):
   each fitted function, as the run's cost-to-go with its features, guides the run's best-first
   search on those problems (`--budget`, `--value_weight`, `--path_weight`; default: the run's
-  decoding settings), with solved problems and mean plan length per split. Orders the training
-  plans better need not mean solves more: this measures whether the ordering loss carries over.
+  decoding settings), with solved problems and mean plan length per split. Ordering the training
+  plans better need not mean solving more: this measures whether the ordering loss carries over.
 """
 
 from __future__ import annotations
