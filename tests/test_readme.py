@@ -1,4 +1,4 @@
-"""Every command the README shows names an existing program and only flags that program defines."""
+"""Every command the README and docs/*.md show names an existing program and only flags that program defines."""
 
 import functools
 import pathlib
@@ -15,7 +15,8 @@ PROGRAM = re.compile(r"python (launch/\w+\.py|-m benchmarks\.\w+)((?: +--[\w.]+(
 
 
 def _commands() -> list[tuple[str, str]]:
-    text = (REPO / "README.md").read_text().replace("\\\n", " ")  # join continued shell lines
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    text = "\n".join(page.read_text() for page in pages).replace("\\\n", " ")  # join continued shell lines
     return sorted({(m.group(1), m.group(2).strip()) for m in PROGRAM.finditer(text)})
 
 

@@ -212,7 +212,7 @@ class _Lowest:
 
 class BestFirst:
     """Open nodes and the closed list hold packed states (`planning/packing.py`) and no embeddings
-    (see the README for the memory saved); a node becomes a `Node` again when it is expanded.
+    (docs/beyond-the-paper.md, "Memory of best-first search"); a node becomes a `Node` again when it is expanded.
     With an exploration queue, every open node is in both queues; a node expanded from one is
     skipped when the other reaches it."""
 
