@@ -100,7 +100,7 @@ def _read(path: pathlib.Path) -> bytes:
         raise InputError(path, f"cannot read trajectories ({e.strerror or e})") from None
 
 
-def load_split_tasks(pddl_root, plans_dir, domain: str, split: str) -> Loaded:
+def load_split_tasks(pddl_root: str | os.PathLike, plans_dir: str | os.PathLike, domain: str, split: str) -> Loaded:
     """Tasks (loaded from the PDDL root) and their trajectories' states."""
     path = trajectories_path(plans_dir, domain, split)
     domain_file = layout.domain_file(pddl_root, domain)
@@ -126,12 +126,14 @@ def load_split_tasks(pddl_root, plans_dir, domain: str, split: str) -> Loaded:
     return loaded
 
 
-def _root_splits(pddl_root, domain: str) -> list[str]:
+def _root_splits(pddl_root: str | os.PathLike, domain: str) -> list[str]:
     folder = layout.domain_dir(pddl_root, domain)
     return [s for s in layout.SPLITS if (folder / s).is_dir()]
 
 
-def _encoder_key(pddl_root, plans_dir, domain: str, encoding: str, wl_settings: WLSettings) -> str:
+def _encoder_key(
+    pddl_root: str | os.PathLike, plans_dir: str | os.PathLike, domain: str, encoding: str, wl_settings: WLSettings
+) -> str:
     domain_bytes = layout.domain_file(pddl_root, domain).read_bytes()
     if encoding == "wl":
         inputs: list[bytes | str] = [
@@ -145,7 +147,9 @@ def _encoder_key(pddl_root, plans_dir, domain: str, encoding: str, wl_settings: 
     return _digest(str(_FORMAT), domain, encoding, settings, domain_bytes, *inputs)
 
 
-def _fit(pddl_root, domain: str, encoding: str, wl_settings: WLSettings, tasks_of: Callable[[str], Loaded]) -> Encoder:
+def _fit(
+    pddl_root: str | os.PathLike, domain: str, encoding: str, wl_settings: WLSettings, tasks_of: Callable[[str], Loaded]
+) -> Encoder:
     if encoding == "wl":
         return fit_encoder("wl", domain, tasks_of("train"), wl_settings)
     domain_file = layout.domain_file(pddl_root, domain)

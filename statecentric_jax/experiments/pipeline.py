@@ -24,6 +24,7 @@ import pathlib
 import shutil
 from collections.abc import Mapping, Sequence
 
+import ml_collections
 from absl import logging
 
 from statecentric_jax import config as config_lib
@@ -47,14 +48,14 @@ def root_id(pddl_root: str | os.PathLike) -> str:
     return f"{os.path.basename(path.rstrip(os.sep)) or 'root'}-{hashlib.sha1(path.encode()).hexdigest()[:8]}"
 
 
-def cache_dirs(config) -> tuple[pathlib.Path, pathlib.Path]:
+def cache_dirs(config: ml_collections.ConfigDict) -> tuple[pathlib.Path, pathlib.Path]:
     """(plans dir, dataset dir) of a config's domain and encoding."""
     base = pathlib.Path(config.data.cache_dir)
     rid = root_id(config.data.pddl_root)
     return base / "plans" / rid, base / "datasets" / rid / config.data.domain / config.data.encoding
 
 
-def prepare_data(config) -> tuple[dict[str, datasets.EmbeddedSplit], Encoder]:
+def prepare_data(config: ml_collections.ConfigDict) -> tuple[dict[str, datasets.EmbeddedSplit], Encoder]:
     """Plans (Fast Downward, cached) and embedded train/validation splits (cached)."""
     config_lib.check(config)  # fail before any work on a misspelt config
     plans_dir, dataset_dir = cache_dirs(config)
@@ -76,7 +77,7 @@ def prepare_data(config) -> tuple[dict[str, datasets.EmbeddedSplit], Encoder]:
     return splits, datasets.load_dataset_encoder(dataset_dir)
 
 
-def prepare_value_data(config) -> value.ValueData | None:
+def prepare_value_data(config: ml_collections.ConfigDict) -> value.ValueData | None:
     """The train/validation splits embedded for a cost-to-go with its own φ (cached); None without one.
     Call after `prepare_data`, which makes the plans."""
     if config_lib.value_embedding(config) != "own":
@@ -97,7 +98,7 @@ def prepare_value_data(config) -> value.ValueData | None:
     return value.ValueData(splits["train"], splits["validation"], datasets.load_dataset_encoder(out))
 
 
-def resolved(config):
+def resolved(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """A copy with absolute data paths, so the run it trains works from any working directory."""
     config = config.copy_and_resolve_references()
     config.data.pddl_root = os.path.abspath(config.data.pddl_root)
@@ -105,7 +106,7 @@ def resolved(config):
     return config
 
 
-def train_from_config(config, workdir: str | os.PathLike):
+def train_from_config(config: ml_collections.ConfigDict, workdir: str | os.PathLike) -> train.TrainResult:
     """Prepare the data and train one model into `workdir`."""
     config = resolved(config)
     splits, encoder = prepare_data(config)
@@ -117,14 +118,14 @@ def train_from_config(config, workdir: str | os.PathLike):
     return result
 
 
-def aggregate(config, workdir: str | os.PathLike) -> None:
+def aggregate(config: ml_collections.ConfigDict, workdir: str | os.PathLike) -> None:
     """The configured rounds of expert data aggregation on a trained run, resumed (none by default)."""
     if aggregation.pending(config, workdir):
         splits, encoder = prepare_data(config)
         aggregation.run(config, workdir, splits, encoder, cache_dirs(config)[0], prepare_value_data(config))
 
 
-def build_ensembles(config, seed_dirs: Mapping[int, pathlib.Path]) -> None:
+def build_ensembles(config: ml_collections.ConfigDict, seed_dirs: Mapping[int, pathlib.Path]) -> None:
     """Each seed's ensemble (`config.ensemble.members`), resumed: the members a seed lacks are trained,
     every seed of a member in one go, then `ensemble.json` names the seed's model and its members.
     Without members a seed has no `ensemble.json`: the config says whether a run is an ensemble."""
@@ -152,7 +153,7 @@ def member_dir(seed_dir: pathlib.Path, kind: str, mode: str) -> pathlib.Path:
     return seed_dir / MEMBERS_DIR / f"{kind}_{mode}"
 
 
-def _trained(config, seed: int, seed_dir: pathlib.Path) -> bool:
+def _trained(config: ml_collections.ConfigDict, seed: int, seed_dir: pathlib.Path) -> bool:
     """Whether `seed_dir` holds a finished run of `config` with `seed`; refuses a run of another config."""
     if not (seed_dir / train.CONFIG_FILE).exists():  # written last: training finished
         return False
@@ -168,7 +169,10 @@ def _seed_config(config, seed: int):
 
 
 def run_experiment(
-    config, workdir: str | os.PathLike, seeds: Sequence[int] = SEEDS, splits: Sequence[str] = EVALUATION_SPLITS
+    config: ml_collections.ConfigDict,
+    workdir: str | os.PathLike,
+    seeds: Sequence[int] = SEEDS,
+    splits: Sequence[str] = EVALUATION_SPLITS,
 ) -> dict:
     """Train and evaluate one configuration for each seed; returns success rates per split and seed."""
     workdir = pathlib.Path(workdir)

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 import matplotlib.artist
 import matplotlib.lines
 import matplotlib.patches
+import ml_collections
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
@@ -121,7 +122,7 @@ def _read_json(path: pathlib.Path):
         raise InputError(path, f"not valid JSON ({e})") from None
 
 
-def ingredients(config, seed_dir: pathlib.Path) -> tuple[str, ...]:
+def ingredients(config: ml_collections.ConfigDict, seed_dir: pathlib.Path) -> tuple[str, ...]:
     """What a run adds to the paper's method, in INGREDIENTS order; () for a Table 1 configuration."""
     exploration = config.decode.get("exploration", "none")
     added = {

@@ -93,7 +93,9 @@ def config_path(name: str) -> pathlib.Path:
     return path
 
 
-def load_config(path: pathlib.Path, pddl_root: str | None = None, cache_dir: str | None = None):
+def load_config(
+    path: pathlib.Path, pddl_root: str | None = None, cache_dir: str | None = None
+) -> ml_collections.ConfigDict:
     """`get_config()` of a config file, with the data paths overridden and made absolute.
 
     Absolute paths keep the runs' recorded configs meaningful from any working directory.

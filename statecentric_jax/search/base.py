@@ -101,7 +101,9 @@ class Instance:
     steps: int = 0
 
 
-def start(index: int, task: Task, model: TransitionModel, encoder: StateEncoder, config: DecodeConfig):
+def start(
+    index: int, task: Task, model: TransitionModel, encoder: StateEncoder, config: DecodeConfig
+) -> Instance | DecodeResult:
     """The instance ready to decode, or its result if it cannot even start."""
     started = time.perf_counter()
     try:

@@ -43,6 +43,7 @@ def decode_sequential(
         while outcome is None:
             pool = []  # (score, beam slot, candidate order, node, visited)
             for w, (node, visited) in enumerate(beam):
+                assert node.embedding is not None  # this reference embeds every node it makes
                 t0 = time.perf_counter()
                 target, carry = model.predict_next(node.embedding[None], inst.problem.goal[None], node.carry)
                 target = np.asarray(target, dtype=np.float32)
