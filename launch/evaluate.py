@@ -30,6 +30,12 @@ _BUDGET = flags.DEFINE_integer(
 _EXPLORATION = flags.DEFINE_enum(
     "exploration", None, list(EXPLORATIONS), "Best-first with a cost-to-go: a second queue (default: the run's config)."
 )
+_GOAL_AGENDA = flags.DEFINE_integer(
+    "goal_agenda",
+    None,
+    "Decode in stages with this many more goals each; 0: the whole goal (default: the run's).",
+    lower_bound=0,
+)
 _MAX_IN_FLIGHT = flags.DEFINE_integer(
     "max_in_flight", 256, "Instances decoded together (bounds memory).", lower_bound=1
 )
@@ -49,6 +55,7 @@ def main(argv):
         strategy=_STRATEGY.value,
         budget=_BUDGET.value,
         exploration=_EXPLORATION.value,
+        goal_agenda=_GOAL_AGENDA.value,
     )
     if _BACKEND.value == "ray":
         from statecentric_jax.experiments import distributed

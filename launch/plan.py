@@ -28,6 +28,12 @@ _BUDGET = flags.DEFINE_integer(
 _EXPLORATION = flags.DEFINE_enum(
     "exploration", None, list(EXPLORATIONS), "Best-first with a cost-to-go: a second queue (default: the run's config)."
 )
+_GOAL_AGENDA = flags.DEFINE_integer(
+    "goal_agenda",
+    None,
+    "Decode in stages with this many more goals each; 0: the whole goal (default: the run's).",
+    lower_bound=0,
+)
 flags.mark_flags_as_required(["workdir", "domain", "problem"])
 
 
@@ -42,6 +48,7 @@ def main(argv):
         strategy=_STRATEGY.value,
         budget=_BUDGET.value,
         exploration=_EXPLORATION.value,
+        goal_agenda=_GOAL_AGENDA.value,
     )
     if not result.solved:
         print(f"not solved: {_PROBLEM.value}: {result.outcome} after {result.steps} steps", file=sys.stderr)

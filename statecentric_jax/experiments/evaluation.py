@@ -174,6 +174,7 @@ def evaluate(
     strategy: str | None = None,
     budget: int | None = None,
     exploration: str | None = None,
+    goal_agenda: int | None = None,
     *,
     problem_files: Sequence[str | os.PathLike] | None = None,
     out_dir: str | os.PathLike | None = None,
@@ -196,6 +197,7 @@ def evaluate(
         strategy=strategy,
         budget=budget,
         exploration=exploration,
+        goal_agenda=goal_agenda,
     )
     val_binary = shutil.which("Validate") if use_val else None
     if use_val and val_binary is None:
@@ -300,6 +302,7 @@ def _evaluate_locked(
         "strategy": settings.strategy,
         "budget": settings.budget,
         "exploration": settings.exploration,
+        "goal_agenda": settings.goal_agenda,
         "fingerprint": run,
     }
     write_text(progress_file, "".join(json.dumps(r) + "\n" for r in ordered))  # only the current records
@@ -323,6 +326,7 @@ def plan_problem(
     strategy: str | None = None,
     budget: int | None = None,
     exploration: str | None = None,
+    goal_agenda: int | None = None,
 ) -> DecodeResult:
     """Decode one problem with a trained run and write an IPC plan file if solved (`result.solved`)."""
     out = pathlib.Path(out)
@@ -331,7 +335,12 @@ def plan_problem(
     loaded = load_run(workdir)
     task = load_task(domain_file, problem_file)
     settings = decode_config(
-        loaded.config, beam_width=beam_width, strategy=strategy, budget=budget, exploration=exploration
+        loaded.config,
+        beam_width=beam_width,
+        strategy=strategy,
+        budget=budget,
+        exploration=exploration,
+        goal_agenda=goal_agenda,
     )
     decoded = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go_for(loaded, settings))[0]
     result = check_plan(task, decoded, settings)

@@ -48,6 +48,7 @@ class DecodeConfig:
     value_weight: float = 0.0  # best-first with a cost-to-go: value + weight * distance (0: distance breaks ties)
     path_weight: float = 0.0  # best-first with a cost-to-go: + weight * plan length so far (0: greedy)
     exploration: Exploration = "none"  # best-first with a cost-to-go: every other expansion from "type" or "novelty"
+    goal_agenda: int = 0  # decode in stages, each with this many more goals (search/agenda.py); 0: the whole goal
 
     def __post_init__(self) -> None:
         scoring.check_metric(self.metric)
@@ -59,6 +60,7 @@ class DecodeConfig:
             "horizon_per_object": 0,
             "value_weight": 0,
             "path_weight": 0,
+            "goal_agenda": 0,
         }
         for name, least in minimum.items():
             if not getattr(self, name) >= least:
@@ -98,7 +100,8 @@ class Instance:
     horizon: int
     started: float
     root: Node
-    steps: int = 0
+    steps: int = 0  # rounds of expansion
+    expanded: int = 0  # nodes expanded
 
 
 def start(

@@ -6,7 +6,8 @@ call, in a thread of its own beside one embedding call, then one distance call),
 each strategy updates on its own children. Strategies (`search/strategies.py`): the
 paper's beam search, beam search that backtracks on dead ends, best-first search with a
 global closed list and a node budget (optionally guided by a learned cost-to-go), and
-beam restarts with a wider beam.
+beam restarts with a wider beam. With a goal agenda (`search/agenda.py`) an instance runs
+in stages, each a smaller task with a few more goals, started when the one before succeeds.
 Every plan is executable by construction: it only follows true symbolic successors.
 """
 
@@ -20,6 +21,7 @@ from collections.abc import Callable, Sequence
 from statecentric_jax.embedding.encoders import StateEncoder
 from statecentric_jax.learning.transitions import TransitionModel
 from statecentric_jax.planning.tasks import Task
+from statecentric_jax.search.agenda import Agenda
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, Instance, Outcome, collector_paused, finish, start
 from statecentric_jax.search.expander import CostToGo, DecodeStats, Expander
 from statecentric_jax.search.strategies import Strategy, make_strategy
@@ -50,22 +52,39 @@ def decode(
         if on_result is not None:
             on_result(result)
 
+    guided = cost_to_go is not None
+
+    def next_stage(i: int, agenda: Agenda) -> tuple[Instance, Strategy, Agenda] | None:
+        """Start problem i's next stage (the whole problem without a goal agenda); None when it is done."""
+        while True:
+            settings = agenda.stage_config(config)
+            if settings is None:
+                done(i, agenda.out_of_budget())
+                return None
+            inst = start(i, agenda.stage_task(), model, encoder, settings)
+            if isinstance(inst, DecodeResult):
+                result = inst
+            elif inst.problem.task.goal_reached(inst.root.state):
+                result = finish(inst, Outcome.GOAL, inst.root)
+            else:
+                inst.horizon -= len(agenda.plan)  # the whole plan must fit the problem's horizon
+                return inst, make(settings, inst, guided), agenda
+            final = agenda.stage_done(result, 0)
+            if final is not None:
+                done(i, final)
+                return None
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="model") as model_thread:
         expander = Expander(model, encoder, config.metric, stats, model_thread, cost_to_go)
         pending = collections.deque(range(len(tasks)))
-        active: list = []  # (instance, strategy)
+        active: list = []  # (instance, strategy, agenda)
         while pending or active:
             while pending and len(active) < config.max_in_flight:
                 i = pending.popleft()
-                inst = start(i, tasks[i], model, encoder, config)
-                if isinstance(inst, DecodeResult):
-                    done(i, inst)
-                elif inst.problem.task.goal_reached(inst.root.state):
-                    done(i, finish(inst, Outcome.GOAL, inst.root))
-                else:
-                    active.append((inst, make(config, inst, cost_to_go is not None)))
+                if (started := next_stage(i, Agenda(tasks[i], config.goal_agenda))) is not None:
+                    active.append(started)
             requests, owner = [], []
-            for k, (inst, strategy) in enumerate(active):
+            for k, (inst, strategy, _) in enumerate(active):
                 for node, skip in strategy.select():
                     requests.append((inst.problem, node, skip))
                     owner.append(k)
@@ -74,13 +93,18 @@ def decode(
             for k, expansion in zip(owner, expansions):
                 grouped[k].append(expansion)
             still_active = []
-            for (inst, strategy), mine in zip(active, grouped):
+            for (inst, strategy, agenda), mine in zip(active, grouped):
                 inst.steps += 1
+                inst.expanded += len(mine)
                 stop = strategy.update(mine)
                 if stop is None:
-                    still_active.append((inst, strategy))
-                else:
-                    done(inst.index, finish(inst, *stop))
+                    still_active.append((inst, strategy, agenda))
+                    continue
+                final = agenda.stage_done(finish(inst, *stop), inst.expanded)
+                if final is not None:
+                    done(inst.index, final)
+                elif (started := next_stage(inst.index, agenda)) is not None:
+                    still_active.append(started)
             active = still_active
     stats.add("total", time.perf_counter() - t_begin)
     return results  # type: ignore[return-value]  # every slot was filled

@@ -138,6 +138,29 @@ def test_plan_and_evaluate_in_fresh_processes(root, experiment, tmp_path):
     assert json.loads((workdir / "seed13/eval/train/summary.json").read_text())["problems"] == 4
 
 
+def test_evaluation_and_planning_take_a_goal_agenda(root, experiment, tmp_path):
+    _, workdir, _ = experiment
+    domain = root / "blocks/domain.pddl"
+    summary = evaluation.evaluate(
+        workdir / "seed13", "test-extrapolation", strategy="best_first", goal_agenda=1, out_dir=tmp_path / "agenda"
+    )
+    assert (summary["strategy"], summary["goal_agenda"], summary["problems"]) == ("best_first", 1, 2)
+    for record in json.loads((tmp_path / "agenda/results.json").read_text()):
+        if record["solved"]:
+            simulate(load_task(domain, record["problem_file"]), record["plan"])
+    result = evaluation.plan_problem(
+        workdir / "seed13",
+        str(domain),
+        str(root / "easy.pddl"),
+        tmp_path / "easy.txt",
+        strategy="best_first",
+        goal_agenda=1,
+    )
+    assert result.solved and read_plan(tmp_path / "easy.txt") == result.plan
+    proc = run_launch("plan.py", f"--workdir={workdir}/seed13", f"--domain={domain}", "--problem=x", "--goal_agenda=-1")
+    assert proc.returncode != 0 and "goal_agenda" in proc.stderr
+
+
 def test_bad_workdir_is_one_line_error(tmp_path, root):
     (tmp_path / "config.json").write_text("{not json")
     proc = run_launch(

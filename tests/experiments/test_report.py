@@ -291,6 +291,10 @@ BEYOND = {
         {"decode.strategy": "best_first", "value.kind": "ridge", "decode.exploration": "novelty"},
         {13: {"validation": [4, 6, 8]}},
     ),
+    "blocks_agenda": (
+        {"decode.strategy": "best_first", "value.kind": "ridge", "decode.goal_agenda": 1},
+        {13: {"validation": [4, 6, 8]}},
+    ),
     "blocks_everything": (
         {"decode.strategy": "restarts", "value.kind": "ridge", "aggregation.rounds": 1},
         {13: {"validation": [4, 6, 8]}},
@@ -344,6 +348,7 @@ def test_beyond_the_paper_table_leaves_table1_as_it_was(sweep, tmp_path):
         "aggregation only `blocks_aggregation`",
         "ensemble only `blocks_ensemble`",
         "strategy + value + novelty (symbolic) `blocks_novelty`",  # a symbolic signal: named, never "all"
+        "strategy + value + goal agenda (symbolic) `blocks_agenda`",  # a symbolic decomposition: named too
         "all `blocks_everything`",
     ]
     assert rows["paper's best, published (WL-XGB delta)"] == ["0.67±0.00", "0.50±0.00", "—"]

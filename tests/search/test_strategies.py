@@ -78,18 +78,6 @@ def _goal_distances(task):
     return distance
 
 
-@pytest.fixture
-def towers(tmp_path):
-    """Two tower-building problems whose plans an uninformed beam of width 1 misses."""
-    (tmp_path / "domain.pddl").write_text(DOMAIN)
-    out = []
-    for name, blocks in (("q4", "abcd"), ("q5", "abcde")):
-        goal = " ".join(f"(on {x} {y})" for x, y in itertools.pairwise(blocks))
-        (tmp_path / f"{name}.pddl").write_text(problem(name, list(blocks), goal))
-        out.append(load_task(tmp_path / "domain.pddl", tmp_path / f"{name}.pddl"))
-    return out
-
-
 @pytest.mark.parametrize("strategy", GUIDED)
 def test_oracle_model_gives_the_known_plans(tasks, strategy):
     encoder = AtomEncoder()
@@ -301,6 +289,7 @@ def _reachable(task):
     [
         (dict(strategy="dfs"), "unknown decoding strategy 'dfs'"),
         (dict(budget=0), "budget=0"),
+        (dict(goal_agenda=-1), "decode.goal_agenda=-1 must be at least 0"),
         (dict(beam_width=0), "beam_width=0"),
         (dict(max_in_flight=0), "max_in_flight=0"),
         (dict(priority="random"), "unknown best-first priority"),

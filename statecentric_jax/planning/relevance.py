@@ -1,0 +1,54 @@
+"""Backward relevance: the part of a task that can matter for a given goal.
+
+An atom is relevant if it is in the goal or a precondition of an operator that adds a relevant
+atom; an operator is relevant if it adds a relevant atom (the fixpoint Fast Downward's translator
+computes for the whole goal). Dropping every other operator keeps every plan's relevant steps:
+an irrelevant operator adds nothing a later relevant precondition or the goal needs, and without
+negative preconditions its deletes only ever disable steps. So a goal is reachable in the
+restricted task exactly when it is reachable in the full one, by plans that run unchanged in it.
+
+A goal agenda (`search/agenda.py`) pursues a few goals at a time; for one package's goal in
+Logistics the restricted task keeps the vehicles' moves and that package's loads and unloads, not
+the other packages', so neither the search nor the cost-to-go sees the rest of the problem.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections.abc import Set
+
+from statecentric_jax.planning.tasks import Operator, Task
+
+
+def relevant(task: Task, goal: Set[str]) -> tuple[frozenset[str], tuple[int, ...]]:
+    """The relevant fluent atoms for `goal` and the relevant operators' indices (ascending)."""
+    adders: dict[str, list[int]] = collections.defaultdict(list)
+    for index, op in enumerate(task.operators):
+        for atom in op.add:
+            adders[atom].append(index)
+    atoms, frontier, operators = set(goal), list(goal), set()
+    while frontier:
+        for index in adders.get(frontier.pop(), ()):
+            if index in operators:
+                continue
+            operators.add(index)
+            for atom in task.operators[index].pre - atoms:
+                atoms.add(atom)
+                frontier.append(atom)
+    return frozenset(atoms - task.static), tuple(sorted(operators))
+
+
+def restrict(task: Task, state: frozenset[str], goal: Set[str], name: str) -> Task:
+    """`task` started in `state` with `goal` (fluent atoms), restricted to what is relevant for it.
+
+    States of the restricted task are the full states' relevant atoms; a plan of it runs
+    unchanged in the full task from `state`, because its operators read and write relevant
+    atoms exactly as the full ones do."""
+    atoms, indices = relevant(task, goal)
+    operators = tuple(
+        Operator(op.name, op.pre, op.add & atoms, op.delete & atoms) for op in (task.operators[i] for i in indices)
+    )
+    return dataclasses.replace(
+        task, name=name, init=state & atoms, goal=frozenset(goal) | (task.goal & task.static), operators=operators
+    )

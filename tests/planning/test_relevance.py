@@ -1,0 +1,73 @@
+"""Backward relevance: what it keeps, and that it keeps every goal's shortest plans."""
+
+import collections
+
+import pytest
+
+from statecentric_jax.planning.plans import simulate
+from statecentric_jax.planning.relevance import relevant, restrict
+from statecentric_jax.planning.successors import SuccessorGenerator
+from statecentric_jax.planning.tasks import atom_arguments, load_task
+from statecentric_jax.problems import generators
+from tests.search.blocks import DOMAIN as BLOCKS_DOMAIN
+from tests.search.blocks import problem
+
+
+@pytest.fixture
+def logistics(tmp_path, data_root):
+    """Two cities, one airplane, three packages, two of them with a goal."""
+    domain = data_root / "domains/logistics/domain.pddl"
+    path = tmp_path / "logistics.pddl"
+    path.write_text(generators.logistics(2, 2, 3, 1, 2, seed=3, name="tiny"))
+    return load_task(domain, path)
+
+
+@pytest.fixture
+def blocks(tmp_path):
+    (tmp_path / "domain.pddl").write_text(BLOCKS_DOMAIN)
+    (tmp_path / "p.pddl").write_text(problem("p", ["a", "b", "c"], "(on a b) (on b c)"))
+    return load_task(tmp_path / "domain.pddl", tmp_path / "p.pddl")
+
+
+def shortest_plan(task, goal):
+    """A shortest plan from task.init to a state holding `goal` (breadth-first), or None."""
+    generator, parent = SuccessorGenerator(task), {task.init: None}
+    queue = collections.deque([task.init])
+    while queue:
+        state = queue.popleft()
+        if goal <= state:
+            plan = []
+            while parent[state] is not None:
+                state, action = parent[state]
+                plan.append(action)
+            return plan[::-1]
+        for op, nxt in generator.successors(state):
+            if nxt not in parent:
+                parent[nxt] = (state, op.name)
+                queue.append(nxt)
+    return None
+
+
+def test_one_package_goal_keeps_the_vehicles_and_that_package_only(logistics):
+    goal = sorted(logistics.fluent_goal)[0]
+    package = atom_arguments(goal)[0]
+    atoms, indices = relevant(logistics, {goal})
+    moved = {name.split()[1] for name in (logistics.operators[i].name for i in indices) if "load" in name}
+    assert moved == {package}
+    assert any("fly-airplane" in logistics.operators[i].name for i in indices)
+    assert any("drive-truck" in logistics.operators[i].name for i in indices)
+    packages = {atom_arguments(a)[0] for a in atoms if atom_arguments(a)[0].startswith("p")}
+    assert packages == {package}
+    assert len(indices) < len(logistics.operators)
+
+
+@pytest.mark.parametrize("which", ["logistics", "blocks"])
+def test_restricted_tasks_keep_every_goals_shortest_plans(which, request):
+    task = request.getfixturevalue(which)
+    goals = sorted(task.fluent_goal)
+    for goal in [{g} for g in goals] + [set(goals)]:
+        sub = restrict(task, task.init, goal, "sub")
+        full_plan, sub_plan = shortest_plan(task, goal), shortest_plan(sub, goal)
+        assert sub_plan is not None and len(sub_plan) == len(full_plan)
+        assert goal <= simulate(task, sub_plan, require_goal=False)[-1]  # runs unchanged in the full task
+        assert sub.init <= task.init and sub.goal >= goal
