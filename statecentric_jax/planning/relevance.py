@@ -1,11 +1,15 @@
 """Backward relevance: the part of a task that can matter for a given goal.
 
 An atom is relevant if it is in the goal or a precondition of an operator that adds a relevant
-atom; an operator is relevant if it adds a relevant atom (the fixpoint Fast Downward's translator
-computes for the whole goal). Dropping every other operator keeps every plan's relevant steps:
-an irrelevant operator adds nothing a later relevant precondition or the goal needs, and without
-negative preconditions its deletes only ever disable steps. So a goal is reachable in the
+atom; an operator is relevant if it adds a relevant atom. Dropping every other operator keeps
+every plan's relevant steps: an irrelevant operator adds nothing a later relevant precondition or
+the goal needs, and without negative preconditions its deletes only ever disable steps. So a goal is reachable in the
 restricted task exactly when it is reachable in the full one, by plans that run unchanged in it.
+
+Pyperplan runs a similar fixpoint when it grounds (`remove_irrelevant_operators`, off in
+`tasks.load_task`, which keeps every operator); that function is private, rewrites pyperplan's
+operators in place and scans every operator per round, while a goal agenda needs it on our
+`Operator`s once per stage, so it is computed here with a worklist over each atom's adders.
 
 A goal agenda (`search/agenda.py`) pursues a few goals at a time; for one package's goal in
 Logistics the restricted task keeps the vehicles' moves and that package's loads and unloads, not

@@ -11,8 +11,7 @@ expansion, but it does so in a task that holds only one more goal's worth of the
 reported as its own row beside the searches on the whole goal.
 
 The node budget (`decode.budget`) and the horizon are the problem's: each stage gets what the
-earlier ones left.
-The paper's decoder and every setting with `goal_agenda = 0` decode the whole goal in one stage.
+earlier ones left. The paper's decoder and every setting with `goal_agenda = 0` decode the whole goal in one stage.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.relevance import restrict
 from statecentric_jax.planning.tasks import Task
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, Outcome
@@ -50,10 +50,7 @@ class Agenda:
         self.stages += 1
         self.steps += result.steps
         self.expanded += expanded
-        for name in result.plan:
-            operator = self.task.operator(name)
-            assert operator is not None and operator.pre <= self.state, f"stage plan step {name} does not apply"
-            self.state = operator.apply(self.state)
+        self.state = simulate(dataclasses.replace(self.task, init=self.state), result.plan, require_goal=False)[-1]
         self.plan += result.plan
         if result.solved and not self.task.goal_reached(self.state):
             return None
