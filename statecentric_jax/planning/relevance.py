@@ -14,6 +14,13 @@ operators in place and scans every operator per round, while a goal agenda needs
 A goal agenda (`search/agenda.py`) pursues a few goals at a time; for one package's goal in
 Logistics the restricted task keeps the vehicles' moves and that package's loads and unloads, not
 the other packages', so neither the search nor the cost-to-go sees the rest of the problem.
+
+Goals that already hold and must keep holding (`kept`) are pursued too only when an operator
+relevant to what is pursued may delete them. The others stay true in every state of the restricted
+task, so they need no operators: a delivered package's loads and unloads drop out of the later
+stages, while in Blocks a stacked goal that a new goal's moves may undo stays pursued. That keeps
+the restriction exact: any plan from `state` for goal and kept atoms together has a subsequence, of
+relevant operators, that reaches the goal and deletes no kept atom left unpursued.
 """
 
 from __future__ import annotations
@@ -43,16 +50,28 @@ def relevant(task: Task, goal: Set[str]) -> tuple[frozenset[str], tuple[int, ...
     return frozenset(atoms - task.static), tuple(sorted(operators))
 
 
-def restrict(task: Task, state: frozenset[str], goal: Set[str], name: str) -> Task:
-    """`task` started in `state` with `goal` (fluent atoms), restricted to what is relevant for it.
+def restrict(task: Task, state: frozenset[str], goal: Set[str], name: str, kept: frozenset[str] = frozenset()) -> Task:
+    """`task` started in `state` with `goal` and `kept` (fluent atoms; `kept` hold in `state`),
+    restricted to what is relevant for the goal and for the kept atoms that its operators threaten.
 
-    States of the restricted task are the full states' relevant atoms; a plan of it runs
-    unchanged in the full task from `state`, because its operators read and write relevant
+    States of the restricted task are the full states' relevant atoms and the kept ones; a plan of
+    it runs unchanged in the full task from `state`, because its operators read and write those
     atoms exactly as the full ones do."""
-    atoms, indices = relevant(task, goal)
+    pursued = set(goal)
+    while True:
+        atoms, indices = relevant(task, pursued)
+        threatened = {atom for i in indices for atom in task.operators[i].delete & kept} - pursued
+        if not threatened:
+            break
+        pursued |= threatened
+    atoms |= kept
     operators = tuple(
         Operator(op.name, op.pre, op.add & atoms, op.delete & atoms) for op in (task.operators[i] for i in indices)
     )
     return dataclasses.replace(
-        task, name=name, init=state & atoms, goal=frozenset(goal) | (task.goal & task.static), operators=operators
+        task,
+        name=name,
+        init=state & atoms,
+        goal=frozenset(goal) | kept | (task.goal & task.static),
+        operators=operators,
     )

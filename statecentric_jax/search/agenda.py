@@ -5,7 +5,9 @@ the state where stage i - 1 ended, for the goals that hold there plus the next k
 atoms in sorted order, so reruns agree), in the task restricted to what is relevant to that
 stage's goal (`planning/relevance.py`). The stages' plans, joined, are the problem's plan; it is
 checked against the full task like any other. Goals that hold are part of every later stage's
-goal, so a stage never undoes them for good. This is the goal agenda of classical planners
+goal, so a stage never undoes them for good; their operators stay in the stage's task only when
+the new goal's operators may undo them (`restrict`'s `kept`): a delivered Logistics package drops
+out of the later stages, a built Blocks tower does not. This is the goal agenda of classical planners
 (Koehler and Hoffmann 2000), a symbolic decomposition: the learned model still orders every
 expansion, but it does so in a task that holds only one more goal's worth of the problem. It is
 reported as its own row beside the searches on the whole goal.
@@ -40,8 +42,8 @@ class Agenda:
         if not self.goals_per_stage:
             return self.task
         held = self.task.fluent_goal & self.state
-        goal = held | frozenset(sorted(self.task.fluent_goal - held)[: self.goals_per_stage])
-        return restrict(self.task, self.state, goal, f"{self.task.name} (goal agenda, stage {self.stages + 1})")
+        goal = frozenset(sorted(self.task.fluent_goal - held)[: self.goals_per_stage])
+        return restrict(self.task, self.state, goal, f"{self.task.name} (goal agenda, stage {self.stages + 1})", held)
 
     def stage_done(self, result: DecodeResult, expanded: int) -> DecodeResult | None:
         """Take a stage's result (and the nodes it expanded): the problem's result, or None when a stage follows."""

@@ -1,6 +1,8 @@
-"""Backward relevance: what it keeps, and that it keeps every goal's shortest plans."""
+"""Backward relevance: what it keeps, and that it keeps every goal's shortest plans, with goals
+that already hold pursued only where the new goal's operators threaten them."""
 
 import collections
+import dataclasses
 
 import pytest
 
@@ -27,6 +29,22 @@ def blocks(tmp_path):
     (tmp_path / "domain.pddl").write_text(BLOCKS_DOMAIN)
     (tmp_path / "p.pddl").write_text(problem("p", ["a", "b", "c"], "(on a b) (on b c)"))
     return load_task(tmp_path / "domain.pddl", tmp_path / "p.pddl")
+
+
+LAMPS_DOMAIN = """(define (domain lamps) (:requirements :strips)
+  (:predicates (on ?x) (lamp ?x) (wired ?x ?y))
+  (:action light :parameters (?x) :precondition (lamp ?x) :effect (on ?x))
+  (:action jump :parameters (?x ?y) :precondition (wired ?x ?y) :effect (and (on ?x) (not (on ?y)))))"""
+
+
+@pytest.fixture
+def lamps(tmp_path):
+    """Lamp b is lit only by jumping from a, which goes dark: a goal reached first is undone by the second."""
+    (tmp_path / "lamps.pddl").write_text(LAMPS_DOMAIN)
+    (tmp_path / "p.pddl").write_text(
+        "(define (problem p) (:domain lamps) (:objects a b) (:init (lamp a) (wired b a)) (:goal (and (on a) (on b))))"
+    )
+    return load_task(tmp_path / "lamps.pddl", tmp_path / "p.pddl")
 
 
 def shortest_plan(task, goal):
@@ -71,3 +89,38 @@ def test_restricted_tasks_keep_every_goals_shortest_plans(which, request):
         assert sub_plan is not None and len(sub_plan) == len(full_plan)
         assert goal <= simulate(task, sub_plan, require_goal=False)[-1]  # runs unchanged in the full task
         assert sub.init <= task.init and sub.goal >= goal
+
+
+def reach(task, goal, plan):
+    """The state after a plan of `goal` from task.init, in which goal holds."""
+    state = simulate(task, plan, require_goal=False)[-1]
+    assert goal <= state
+    return state
+
+
+@pytest.mark.parametrize("which", ["logistics", "blocks", "lamps"])
+def test_kept_goals_keep_the_restriction_exact(which, request):
+    """With the first goal reached and kept, the second is as far in the restricted task as in the full one."""
+    task = request.getfixturevalue(which)
+    first, second = sorted(task.fluent_goal)
+    state = reach(task, {first}, shortest_plan(task, {first}))
+    sub = restrict(task, state, {second}, "stage", frozenset({first}))
+    later = dataclasses.replace(task, init=state)
+    full_plan, sub_plan = shortest_plan(later, {first, second}), shortest_plan(sub, {second} | {first})
+    assert sub_plan is not None and len(sub_plan) == len(full_plan)
+    assert {first, second} <= simulate(later, sub_plan)[-1]
+    assert first in sub.goal and first in sub.init
+
+
+def test_a_delivered_package_drops_out_and_a_threatened_goal_stays(logistics, lamps):
+    first, second = sorted(logistics.fluent_goal)
+    delivered = atom_arguments(first)[0]
+    state = reach(logistics, {first}, shortest_plan(logistics, {first}))
+    sub = restrict(logistics, state, {second}, "stage", frozenset({first}))
+    assert not [op.name for op in sub.operators if delivered in op.name.split()]
+    assert len(sub.operators) < len(restrict(logistics, state, {first, second}, "stage").operators)
+
+    state = reach(lamps, {"(on a)"}, ["(light a)"])
+    sub = restrict(lamps, state, {"(on b)"}, "stage", frozenset({"(on a)"}))
+    assert sorted(op.name for op in sub.operators) == ["(jump b a)", "(light a)"]  # jumping darkens a: relit
+    assert [op.name for op in restrict(lamps, state, {"(on b)"}, "stage").operators] == ["(jump b a)"]  # none kept

@@ -15,8 +15,7 @@ def reference_agenda(task, goals_per_stage, model, encoder, config, cost_to_go):
     state, plan = task.init, []
     while not task.goal_reached(state):
         held = task.fluent_goal & state
-        goal = held | set(sorted(task.fluent_goal - held)[:goals_per_stage])
-        stage = restrict(task, state, goal, "stage")
+        stage = restrict(task, state, sorted(task.fluent_goal - held)[:goals_per_stage], "stage", held)
         stage_plan = reference_best_first(stage, model, encoder, config, cost_to_go)
         if stage_plan is None:
             return None
