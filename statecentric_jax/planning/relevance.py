@@ -32,8 +32,9 @@ from collections.abc import Set
 from statecentric_jax.planning.tasks import Operator, Task
 
 
-def relevant(task: Task, goal: Set[str]) -> tuple[frozenset[str], tuple[int, ...]]:
-    """The relevant fluent atoms for `goal` and the relevant operators' indices (ascending)."""
+def relevant(task: Task, goal: Set[str], kept: Set[str] = frozenset()) -> tuple[frozenset[str], tuple[int, ...]]:
+    """The relevant fluent atoms for `goal` and the relevant operators' indices (ascending); a
+    `kept` atom becomes relevant, as a goal, once a relevant operator deletes it."""
     adders: dict[str, list[int]] = collections.defaultdict(list)
     for index, op in enumerate(task.operators):
         for atom in op.add:
@@ -44,7 +45,8 @@ def relevant(task: Task, goal: Set[str]) -> tuple[frozenset[str], tuple[int, ...
             if index in operators:
                 continue
             operators.add(index)
-            for atom in task.operators[index].pre - atoms:
+            op = task.operators[index]
+            for atom in (op.pre | (op.delete & kept)) - atoms:
                 atoms.add(atom)
                 frontier.append(atom)
     return frozenset(atoms - task.static), tuple(sorted(operators))
@@ -57,14 +59,8 @@ def restrict(task: Task, state: frozenset[str], goal: Set[str], name: str, kept:
     States of the restricted task are the full states' relevant atoms and the kept ones; a plan of
     it runs unchanged in the full task from `state`, because its operators read and write those
     atoms exactly as the full ones do."""
-    pursued = set(goal)
-    while True:
-        atoms, indices = relevant(task, pursued)
-        threatened = {atom for i in indices for atom in task.operators[i].delete & kept} - pursued
-        if not threatened:
-            break
-        pursued |= threatened
-    atoms |= kept
+    relevant_atoms, indices = relevant(task, goal, kept)
+    atoms = relevant_atoms | kept
     operators = tuple(
         Operator(op.name, op.pre, op.add & atoms, op.delete & atoms) for op in (task.operators[i] for i in indices)
     )
