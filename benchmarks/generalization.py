@@ -12,7 +12,9 @@ validation split and those problems with each candidate search setting. It print
 domain: success, mean plan length, decode time relative to the paper's beam on the same problems
 (with the first model listed), and the numbers of the problems left unsolved. The `goal agenda:`
 candidates decode one more goal per stage (`decode.goal_agenda=1`, `search/agenda.py`), a symbolic
-decomposition reported beside the searches on the whole goal.
+decomposition reported beside the searches on the whole goal. `--action_elimination` adds, after
+each candidate but the paper's beam, the same search with the steps its plans do not need dropped
+(`decode.action_elimination`, `planning/elimination.py`: symbolic post-processing), its own row.
 
 `--aggregation_rounds=0,1,2` adds the same model after that many rounds of expert data
 aggregation (`experiments/aggregation.py`, decoding best-first on the train and validation
@@ -100,6 +102,9 @@ _RANDOM_WALKS = flags.DEFINE_integer(
     "random_walks", 0, "Labelled random-walk states per train/validation problem (config aggregation.random_walks)."
 )
 _WALK_STEPS = flags.DEFINE_integer("walk_steps", 10, "Longest random walk (config aggregation.walk_steps).")
+_ACTION_ELIMINATION = flags.DEFINE_bool(
+    "action_elimination", False, "Also each candidate but the paper's beam with decode.action_elimination."
+)
 _RETRAIN = flags.DEFINE_enum(
     "aggregation_retrain", "all", ["all", "value"], "What each aggregation round refits (config aggregation.retrain)."
 )
@@ -168,6 +173,7 @@ class Candidate:
     guided: bool = False  # uses the learned cost-to-go
     exploration: str = "none"  # every other expansion from a second queue (decode.exploration)
     goal_agenda: int = 0  # decode in stages with this many more goals each (decode.goal_agenda)
+    action_elimination: bool = False  # solved plans lose the steps they do not need (decode.action_elimination)
 
 
 COLUMNS = (
@@ -212,6 +218,18 @@ CANDIDATES = (
     Candidate("goal agenda: best-first: summed distance", "best_first", goal_agenda=1),
     Candidate("goal agenda: best-first: cost-to-go (distance breaks ties)", "best_first", guided=True, goal_agenda=1),
 )
+
+
+def with_action_elimination(candidates: list[Candidate]) -> list[Candidate]:
+    """Each candidate followed by itself with action elimination, but the paper's beam: the time reference."""
+    twins = []
+    for candidate in candidates:
+        twins.append(candidate)
+        if candidate != CANDIDATES[0]:
+            twins.append(
+                dataclasses.replace(candidate, name=f"{candidate.name} + action elimination", action_elimination=True)
+            )
+    return twins
 
 
 def write_own_problems(root: pathlib.Path, domain: str, split: str) -> None:
@@ -326,6 +344,7 @@ def evaluate(
         path_weight=_PATH_WEIGHT.value,
         exploration=candidate.exploration,
         goal_agenda=candidate.goal_agenda,
+        action_elimination=candidate.action_elimination,
     )
     cost_to_go = loaded.cost_to_go if candidate.guided else None
     checked, seconds = decode_split(loaded, root, domain, split, settings, cost_to_go)
@@ -355,6 +374,8 @@ def main(argv):
         for w in parse_floats("value_weights", _VALUE_WEIGHTS.value)
         for exploration in _VALUE_EXPLORATIONS.value
     ]
+    if _ACTION_ELIMINATION.value:
+        candidates = with_action_elimination(candidates)
     for domain in _DOMAINS.value:
         for split in set(_SPLITS.value) & set(OWN_PROBLEMS):
             write_own_problems(own_root, domain, split)

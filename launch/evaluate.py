@@ -13,29 +13,13 @@ import json
 
 from absl import flags
 
-from statecentric_jax.cli import run_main
+from statecentric_jax.cli import define_decode_flags, run_main
 from statecentric_jax.experiments.evaluation import evaluate
-from statecentric_jax.search.base import EXPLORATIONS, STRATEGIES
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py --workdir).")
 _SPLIT = flags.DEFINE_string("split", "test-extrapolation", "Split to decode.")
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", None, "PDDL root (default: the one the run was trained on).")
-_BEAM_WIDTH = flags.DEFINE_integer("beam_width", None, "Beam width (default: the run's config, 3).", lower_bound=1)
-_STRATEGY = flags.DEFINE_enum(
-    "strategy", None, list(STRATEGIES), "Search strategy (default: the run's config, the paper's beam)."
-)
-_BUDGET = flags.DEFINE_integer(
-    "budget", None, "Node expansions per problem for strategies other than beam.", lower_bound=1
-)
-_EXPLORATION = flags.DEFINE_enum(
-    "exploration", None, list(EXPLORATIONS), "Best-first with a cost-to-go: a second queue (default: the run's config)."
-)
-_GOAL_AGENDA = flags.DEFINE_integer(
-    "goal_agenda",
-    None,
-    "Decode in stages with this many more goals each; 0: the whole goal (default: the run's).",
-    lower_bound=0,
-)
+_DECODE_SETTINGS = define_decode_flags()
 _MAX_IN_FLIGHT = flags.DEFINE_integer(
     "max_in_flight", 256, "Instances decoded together (bounds memory).", lower_bound=1
 )
@@ -48,15 +32,7 @@ flags.mark_flag_as_required("workdir")
 
 def main(argv):
     del argv
-    settings = dict(
-        beam_width=_BEAM_WIDTH.value,
-        max_in_flight=_MAX_IN_FLIGHT.value,
-        use_val=_USE_VAL.value,
-        strategy=_STRATEGY.value,
-        budget=_BUDGET.value,
-        exploration=_EXPLORATION.value,
-        goal_agenda=_GOAL_AGENDA.value,
-    )
+    settings = dict(_DECODE_SETTINGS(), max_in_flight=_MAX_IN_FLIGHT.value, use_val=_USE_VAL.value)
     if _BACKEND.value == "ray":
         from statecentric_jax.experiments import distributed
 

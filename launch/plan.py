@@ -10,46 +10,20 @@ import sys
 
 from absl import flags
 
-from statecentric_jax.cli import run_main
+from statecentric_jax.cli import define_decode_flags, run_main
 from statecentric_jax.experiments.evaluation import plan_problem
-from statecentric_jax.search.base import EXPLORATIONS, STRATEGIES
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py --workdir).")
 _DOMAIN = flags.DEFINE_string("domain", None, "Domain PDDL file.")
 _PROBLEM = flags.DEFINE_string("problem", None, "Problem PDDL file.")
 _OUT = flags.DEFINE_string("out", "plan.txt", "Where the plan goes.")
-_BEAM_WIDTH = flags.DEFINE_integer("beam_width", None, "Beam width (default: the run's config, 3).", lower_bound=1)
-_STRATEGY = flags.DEFINE_enum(
-    "strategy", None, list(STRATEGIES), "Search strategy (default: the run's config, the paper's beam)."
-)
-_BUDGET = flags.DEFINE_integer(
-    "budget", None, "Node expansions per problem for strategies other than beam.", lower_bound=1
-)
-_EXPLORATION = flags.DEFINE_enum(
-    "exploration", None, list(EXPLORATIONS), "Best-first with a cost-to-go: a second queue (default: the run's config)."
-)
-_GOAL_AGENDA = flags.DEFINE_integer(
-    "goal_agenda",
-    None,
-    "Decode in stages with this many more goals each; 0: the whole goal (default: the run's).",
-    lower_bound=0,
-)
+_DECODE_SETTINGS = define_decode_flags()
 flags.mark_flags_as_required(["workdir", "domain", "problem"])
 
 
 def main(argv):
     del argv
-    result = plan_problem(
-        _WORKDIR.value,
-        _DOMAIN.value,
-        _PROBLEM.value,
-        _OUT.value,
-        beam_width=_BEAM_WIDTH.value,
-        strategy=_STRATEGY.value,
-        budget=_BUDGET.value,
-        exploration=_EXPLORATION.value,
-        goal_agenda=_GOAL_AGENDA.value,
-    )
+    result = plan_problem(_WORKDIR.value, _DOMAIN.value, _PROBLEM.value, _OUT.value, **_DECODE_SETTINGS())
     if not result.solved:
         print(f"not solved: {_PROBLEM.value}: {result.outcome} after {result.steps} steps", file=sys.stderr)
         return 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from absl import app, flags
 
@@ -80,3 +80,38 @@ def _parse_numbers(flag: str, values: Sequence[str], number: Callable[[str], N],
         return [number(v) for v in values]
     except ValueError:
         raise InputError(f"--{flag}", f"expected {what} separated by commas, got {','.join(values)}") from None
+
+
+def define_decode_flags() -> Callable[[], dict[str, Any]]:
+    """Define the flags that override a trained run's decoding settings; returns what reads them, as keyword
+    arguments of `evaluation.evaluate` and `evaluation.plan_problem` (None where a flag is unset: the run's)."""
+    # imported here, so that entry points that do not decode need no jax
+    from statecentric_jax.search.base import EXPLORATIONS, STRATEGIES
+
+    defined = [
+        flags.DEFINE_integer("beam_width", None, "Beam width (default: the run's config, 3).", lower_bound=1),
+        flags.DEFINE_enum(
+            "strategy", None, list(STRATEGIES), "Search strategy (default: the run's config, the paper's beam)."
+        ),
+        flags.DEFINE_integer(
+            "budget", None, "Node expansions per problem for strategies other than beam.", lower_bound=1
+        ),
+        flags.DEFINE_enum(
+            "exploration",
+            None,
+            list(EXPLORATIONS),
+            "Best-first with a cost-to-go: a second queue (default: the run's config).",
+        ),
+        flags.DEFINE_integer(
+            "goal_agenda",
+            None,
+            "Decode in stages with this many more goals each; 0: the whole goal (default: the run's).",
+            lower_bound=0,
+        ),
+        flags.DEFINE_bool(
+            "action_elimination",
+            None,
+            "Drop the steps a solved plan does not need, a symbolic post-processing (default: the run's).",
+        ),
+    ]
+    return lambda: {holder.name: holder.value for holder in defined}

@@ -76,6 +76,7 @@ def base() -> ml_collections.ConfigDict:
     config.decode.path_weight = 0.0  # best-first with a cost-to-go: + weight * plan length so far (weighted A*)
     config.decode.exploration = "none"  # best-first with a cost-to-go: "type" or "novelty" (search/strategies.py)
     config.decode.goal_agenda = 0  # decode in stages with this many more goals each (search/agenda.py); 0: off
+    config.decode.action_elimination = False  # drop the steps a plan does not need (planning/elimination.py)
 
     config.value = ml_collections.ConfigDict()  # a learned cost-to-go (learning/value.py), used by best-first
     config.value.kind = "none"  # or "ridge"

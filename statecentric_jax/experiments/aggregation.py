@@ -249,7 +249,8 @@ def _expert_optimal(plans_dir: pathlib.Path, domain: str, split: str) -> dict[st
 
 def _decode_splits(config: ml_collections.ConfigDict, workdir: pathlib.Path, plans_dir: pathlib.Path) -> list[_Decoded]:
     loaded = train.load_model(workdir)
-    settings = decode_config(config)  # the configured strategy (a copied run may record another)
+    # the configured strategy (a copied run may record another), on the path it searched: not shortened after
+    settings = dataclasses.replace(decode_config(config), action_elimination=False)
     domain = config.data.domain
     domain_file = layout.domain_file(config.data.pddl_root, domain).resolve()
     decoded = []

@@ -175,6 +175,7 @@ def evaluate(
     budget: int | None = None,
     exploration: str | None = None,
     goal_agenda: int | None = None,
+    action_elimination: bool | None = None,
     *,
     problem_files: Sequence[str | os.PathLike] | None = None,
     out_dir: str | os.PathLike | None = None,
@@ -198,6 +199,7 @@ def evaluate(
         budget=budget,
         exploration=exploration,
         goal_agenda=goal_agenda,
+        action_elimination=action_elimination,
     )
     val_binary = shutil.which("Validate") if use_val else None
     if use_val and val_binary is None:
@@ -303,6 +305,7 @@ def _evaluate_locked(
         "budget": settings.budget,
         "exploration": settings.exploration,
         "goal_agenda": settings.goal_agenda,
+        "action_elimination": settings.action_elimination,
         "fingerprint": run,
     }
     write_text(progress_file, "".join(json.dumps(r) + "\n" for r in ordered))  # only the current records
@@ -327,6 +330,7 @@ def plan_problem(
     budget: int | None = None,
     exploration: str | None = None,
     goal_agenda: int | None = None,
+    action_elimination: bool | None = None,
 ) -> DecodeResult:
     """Decode one problem with a trained run and write an IPC plan file if solved (`result.solved`)."""
     out = pathlib.Path(out)
@@ -341,6 +345,7 @@ def plan_problem(
         budget=budget,
         exploration=exploration,
         goal_agenda=goal_agenda,
+        action_elimination=action_elimination,
     )
     decoded = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go_for(loaded, settings))[0]
     result = check_plan(task, decoded, settings)

@@ -16,8 +16,9 @@ mode), not by its folder name. Writes into the output folder:
 
 Table 1, plan quality, failures and the plots hold the paper's method only: runs whose config
 adds nothing beyond it (`ingredients`: a search strategy other than beam, a cost-to-go, expert
-data aggregation, an ensemble, an exploration queue, a goal agenda). The runs that add something are
-in the beyond-the-paper table; novelty exploration and the goal agenda, symbolic, are named in their rows.
+data aggregation, an ensemble, an exploration queue, a goal agenda, action elimination). The runs that add
+something are in the beyond-the-paper table; novelty exploration, the goal agenda and action elimination,
+symbolic, are named in their rows.
 
 Everything is sorted and formatted with fixed precision, so the same runs give
 byte-identical files (the README's table is `table1.md`).
@@ -62,7 +63,13 @@ RECORD_KEYS = ("problem", "num_objects", "solved", "plan_length")  # what the re
 FAILURES = ("dead end", "horizon")  # the decoder's own stopping reasons; anything else counts as "other"
 ABLATION = ("strategy", "value", "aggregation", "ensemble")  # the ablation: "all" in a row's name
 # what a run adds to the paper's method; the symbolic ones are named in their rows
-INGREDIENTS = (*ABLATION, "type exploration", "novelty (symbolic)", "goal agenda (symbolic)")
+INGREDIENTS = (
+    *ABLATION,
+    "type exploration",
+    "novelty (symbolic)",
+    "goal agenda (symbolic)",
+    "action elimination (symbolic)",
+)
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -134,6 +141,7 @@ def ingredients(config: ml_collections.ConfigDict, seed_dir: pathlib.Path) -> tu
         "type exploration": exploration == "type",
         "novelty (symbolic)": exploration == "novelty",
         "goal agenda (symbolic)": config.decode.get("goal_agenda", 0) > 0,
+        "action elimination (symbolic)": bool(config.decode.get("action_elimination", False)),
     }
     return tuple(name for name in INGREDIENTS if added[name])
 
@@ -489,7 +497,8 @@ def beyond_table(evaluations: Sequence[Evaluation], paper: dict[tuple[str, str, 
         " reproduced here (the same configuration); `<domain>_best` runs are the recommended configuration; the"
         " other rows add one or more of: a search strategy other than beam, a learned cost-to-go (value), expert"
         " data aggregation, an ensemble, an exploration queue (type, or novelty: a symbolic signal), a goal agenda"
-        " (stages of one more goal each in the task relevant to them: a symbolic decomposition); —: not run.\n"
+        " (stages of one more goal each in the task relevant to them: a symbolic decomposition), action"
+        " elimination (the steps a solved plan does not need dropped: symbolic post-processing); —: not run.\n"
     )
     return _markdown(md_header, md_rows) + legend, _csv(csv_header, csv_rows)
 

@@ -49,6 +49,7 @@ class DecodeConfig:
     path_weight: float = 0.0  # best-first with a cost-to-go: + weight * plan length so far (0: greedy)
     exploration: Exploration = "none"  # best-first with a cost-to-go: every other expansion from "type" or "novelty"
     goal_agenda: int = 0  # decode in stages, each with this many more goals (search/agenda.py); 0: the whole goal
+    action_elimination: bool = False  # drop the steps a solved plan does not need (planning/elimination.py)
 
     def __post_init__(self) -> None:
         scoring.check_metric(self.metric)

@@ -8,18 +8,22 @@ paper's beam search, beam search that backtracks on dead ends, best-first search
 global closed list and a node budget (optionally guided by a learned cost-to-go), and
 beam restarts with a wider beam. With a goal agenda (`search/agenda.py`) an instance runs
 in stages, each a smaller task with a few more goals, started when the one before succeeds.
-Every plan is executable by construction: it only follows true symbolic successors.
+Every plan is executable by construction: it only follows true symbolic successors. With
+`action_elimination`, a solved plan then loses the steps the goal does not need
+(`planning/elimination.py`), still inside the decoding time.
 """
 
 from __future__ import annotations
 
 import collections
 import concurrent.futures
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 
 from statecentric_jax.embedding.encoders import StateEncoder
 from statecentric_jax.learning.transitions import TransitionModel
+from statecentric_jax.planning.elimination import eliminate_actions
 from statecentric_jax.planning.tasks import Task
 from statecentric_jax.search.agenda import Agenda
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, Instance, Outcome, collector_paused, finish, start
@@ -48,6 +52,10 @@ def decode(
     results: list[DecodeResult | None] = [None] * len(tasks)
 
     def done(index: int, result: DecodeResult) -> None:
+        if config.action_elimination and result.solved:
+            started = time.perf_counter()
+            plan = eliminate_actions(tasks[index], result.plan)
+            result = dataclasses.replace(result, plan=plan, seconds=result.seconds + time.perf_counter() - started)
         results[index] = result
         if on_result is not None:
             on_result(result)

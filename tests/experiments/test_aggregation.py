@@ -18,6 +18,7 @@ from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import _section, load_task, read_sexpr
 from statecentric_jax.problems import fast_downward, generators
 from statecentric_jax.problems.plan_generation import read_trajectories
+from statecentric_jax.search import decoding
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SIZES = {"train": [3, 4, 4, 5], "validation": [6, 7], "test-extrapolation": [6, 7]}  # larger validation: mistakes
@@ -376,3 +377,20 @@ def test_zero_rounds_train_exactly_as_before(root, tmp_path):
     old = json.loads(config.to_json())
     del old["aggregation"]  # a run trained before aggregation existed
     assert config_lib.aggregation_rounds(type(config)(old)) == 0
+
+
+def test_rounds_read_the_path_searched_not_the_plan_shortened_after(root, tmp_path, monkeypatch):
+    """With action elimination configured, aggregation still decodes without it: deviations are found on the
+    learned policy's own path, and the run's evaluations shorten their plans."""
+    seen = []
+
+    def recording_decode(tasks, model, encoder, settings, *args, **kwargs):
+        seen.append(settings.action_elimination)
+        return decoding.decode(tasks, model, encoder, settings, *args, **kwargs)
+
+    monkeypatch.setattr(aggregation, "decode", recording_decode)
+    config = make_config(root, tmp_path / "cache", rounds=1)
+    config.decode.action_elimination = True
+    pipeline.run_experiment(config, tmp_path / "run", seeds=[13], splits=["validation"])
+    assert seen and not any(seen)
+    assert json.loads((tmp_path / "run/seed13/eval/validation/summary.json").read_text())["action_elimination"]

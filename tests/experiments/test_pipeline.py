@@ -13,6 +13,7 @@ from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import evaluation, pipeline
 from statecentric_jax.learning import ensemble
+from statecentric_jax.planning.elimination import eliminate_actions
 from statecentric_jax.planning.plans import read_plan, simulate
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import generators
@@ -138,16 +139,29 @@ def test_plan_and_evaluate_in_fresh_processes(root, experiment, tmp_path):
     assert json.loads((workdir / "seed13/eval/train/summary.json").read_text())["problems"] == 4
 
 
-def test_evaluation_and_planning_take_a_goal_agenda(root, experiment, tmp_path):
+def test_evaluation_and_planning_take_a_goal_agenda_and_action_elimination(root, experiment, tmp_path):
     _, workdir, _ = experiment
     domain = root / "blocks/domain.pddl"
-    summary = evaluation.evaluate(
-        workdir / "seed13", "test-extrapolation", strategy="best_first", goal_agenda=1, out_dir=tmp_path / "agenda"
-    )
-    assert (summary["strategy"], summary["goal_agenda"], summary["problems"]) == ("best_first", 1, 2)
-    for record in json.loads((tmp_path / "agenda/results.json").read_text()):
+    plans = {}
+    for eliminate in (False, True):
+        out = tmp_path / f"agenda-{eliminate}"
+        summary = evaluation.evaluate(
+            workdir / "seed13",
+            "test-extrapolation",
+            strategy="best_first",
+            goal_agenda=1,
+            action_elimination=eliminate,
+            out_dir=out,
+        )
+        assert (summary["strategy"], summary["goal_agenda"], summary["problems"]) == ("best_first", 1, 2)
+        assert summary["action_elimination"] == eliminate
+        plans[eliminate] = {r["problem_file"]: r for r in json.loads((out / "results.json").read_text())}
+    for problem_file, record in plans[False].items():
+        task = load_task(domain, problem_file)
         if record["solved"]:
-            simulate(load_task(domain, record["problem_file"]), record["plan"])
+            simulate(task, record["plan"])
+        expected = eliminate_actions(task, record["plan"]) if record["solved"] else record["plan"]
+        assert plans[True][problem_file]["plan"] == expected
     result = evaluation.plan_problem(
         workdir / "seed13",
         str(domain),
@@ -159,6 +173,11 @@ def test_evaluation_and_planning_take_a_goal_agenda(root, experiment, tmp_path):
     assert result.solved and read_plan(tmp_path / "easy.txt") == result.plan
     proc = run_launch("plan.py", f"--workdir={workdir}/seed13", f"--domain={domain}", "--problem=x", "--goal_agenda=-1")
     assert proc.returncode != 0 and "goal_agenda" in proc.stderr
+    out = tmp_path / "short.txt"
+    args = [f"--workdir={workdir}/seed13", f"--domain={domain}", f"--problem={root / 'easy.pddl'}", f"--out={out}"]
+    proc = run_launch("plan.py", *args, "--strategy=best_first", "--goal_agenda=1", "--action_elimination")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert read_plan(out) == eliminate_actions(load_task(domain, root / "easy.pddl"), result.plan)
 
 
 def test_bad_workdir_is_one_line_error(tmp_path, root):

@@ -292,7 +292,12 @@ BEYOND = {
         {13: {"validation": [4, 6, 8]}},
     ),
     "blocks_agenda": (
-        {"decode.strategy": "best_first", "value.kind": "ridge", "decode.goal_agenda": 1},
+        {
+            "decode.strategy": "best_first",
+            "value.kind": "ridge",
+            "decode.goal_agenda": 1,
+            "decode.action_elimination": True,
+        },
         {13: {"validation": [4, 6, 8]}},
     ),
     "blocks_everything": (
@@ -348,8 +353,9 @@ def test_beyond_the_paper_table_leaves_table1_as_it_was(sweep, tmp_path):
         "aggregation only `blocks_aggregation`",
         "ensemble only `blocks_ensemble`",
         "strategy + value + novelty (symbolic) `blocks_novelty`",  # a symbolic signal: named, never "all"
-        "strategy + value + goal agenda (symbolic) `blocks_agenda`",  # a symbolic decomposition: named too
         "all `blocks_everything`",
+        # a symbolic decomposition and a symbolic post-processing: named too (fewest additions first)
+        "strategy + value + goal agenda (symbolic) + action elimination (symbolic) `blocks_agenda`",
     ]
     assert rows["paper's best, published (WL-XGB delta)"] == ["0.67±0.00", "0.50±0.00", "—"]
     assert rows["paper's best, reproduced (WL-XGB delta) `blocks_wl_xgb_delta`"] == ["0.83±0.17", "0.00±0.00", "—"]

@@ -2,6 +2,7 @@
 
 import pytest
 
+from statecentric_jax.planning.elimination import eliminate_actions
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.relevance import restrict
 from statecentric_jax.search.base import DecodeConfig
@@ -75,3 +76,17 @@ def test_the_horizon_is_the_problems_across_its_stages(towers):
     assert solved.solved  # in several stages, each shorter than the whole plan: each alone fits the cut horizon
     cut = decode(towers[1:], model, encoder, DecodeConfig(**settings, horizon_base=len(solved.plan) - 1))[0]
     assert not cut.solved and cut.outcome == "horizon" and len(cut.plan) < len(solved.plan)
+
+
+@pytest.mark.parametrize(("strategy", "goal_agenda", "detours"), [("beam", 0, False), ("best_first", 1, True)])
+def test_action_elimination_shortens_the_plans_it_is_given(all_tasks, strategy, goal_agenda, detours):
+    """Decoding with it gives each solved plan of decoding without it, less the steps the goal does not need
+    (this model's staged plans carry some; its beam's solved plans none)."""
+    encoder, model = AtomEncoder(), ShiftModel(AtomEncoder().dim, seed=1)
+    settings = dict(strategy=strategy, metric="euclidean", goal_agenda=goal_agenda, budget=5000)
+    plain = decode(all_tasks, model, encoder, DecodeConfig(**settings))
+    short = decode(all_tasks, model, encoder, DecodeConfig(**settings, action_elimination=True))
+    expected = [eliminate_actions(t, r.plan) if r.solved else r.plan for t, r in zip(all_tasks, plain)]
+    assert [r.plan for r in short] == expected
+    assert [(r.solved, r.outcome) for r in short] == [(r.solved, r.outcome) for r in plain]
+    assert (expected != [r.plan for r in plain]) == detours
