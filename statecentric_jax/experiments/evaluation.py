@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from absl import logging
 from tqdm import tqdm
@@ -168,22 +169,17 @@ def evaluate(
     workdir: str | os.PathLike,
     split: str,
     pddl_root: str | os.PathLike | None = None,
-    beam_width: int | None = None,
-    max_in_flight: int = 256,
     use_val: bool = False,
-    strategy: str | None = None,
-    budget: int | None = None,
-    exploration: str | None = None,
-    goal_agenda: int | None = None,
-    action_elimination: bool | None = None,
     *,
     problem_files: Sequence[str | os.PathLike] | None = None,
     out_dir: str | os.PathLike | None = None,
     reuse: Sequence[pathlib.Path] = (),
+    **decoding: Any,
 ) -> dict:
     """Decode every problem of `split` with the run in `workdir`; returns the summary.
 
-    `problem_files` restricts it to a subset of the split and `out_dir` moves the outputs
+    `decoding` overrides the run's decoding settings (`DecodeConfig` fields, e.g. `strategy`; None: the
+    run's). `problem_files` restricts it to a subset of the split and `out_dir` moves the outputs
     (default `<workdir>/eval/<split>`): a shard of a distributed evaluation (experiments.distributed).
     `reuse`: other runs' `results.jsonl`, whose records with this run's fingerprints are taken, not decoded.
     """
@@ -191,16 +187,7 @@ def evaluate(
     loaded = load_run(workdir)
     config = loaded.config
     pddl_root = pddl_root if pddl_root is not None else config.data.pddl_root
-    settings = decode_config(
-        config,
-        beam_width=beam_width,
-        max_in_flight=max_in_flight,
-        strategy=strategy,
-        budget=budget,
-        exploration=exploration,
-        goal_agenda=goal_agenda,
-        action_elimination=action_elimination,
-    )
+    settings = decode_config(config, **decoding)
     val_binary = shutil.which("Validate") if use_val else None
     if use_val and val_binary is None:
         raise InputError(None, "--use_val asks for VAL, but no 'Validate' binary is on PATH")
@@ -325,28 +312,16 @@ def plan_problem(
     domain_file: str,
     problem_file: str,
     out: str | os.PathLike,
-    beam_width: int | None = None,
-    strategy: str | None = None,
-    budget: int | None = None,
-    exploration: str | None = None,
-    goal_agenda: int | None = None,
-    action_elimination: bool | None = None,
+    **decoding: Any,
 ) -> DecodeResult:
-    """Decode one problem with a trained run and write an IPC plan file if solved (`result.solved`)."""
+    """Decode one problem with a trained run and write an IPC plan file if solved (`result.solved`);
+    `decoding` overrides the run's decoding settings, as in `evaluate`."""
     out = pathlib.Path(out)
     if out.is_dir() or not out.parent.is_dir():
         raise InputError(out, "cannot write the plan here (a directory, or its folder does not exist)")
     loaded = load_run(workdir)
     task = load_task(domain_file, problem_file)
-    settings = decode_config(
-        loaded.config,
-        beam_width=beam_width,
-        strategy=strategy,
-        budget=budget,
-        exploration=exploration,
-        goal_agenda=goal_agenda,
-        action_elimination=action_elimination,
-    )
+    settings = decode_config(loaded.config, **decoding)
     decoded = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go_for(loaded, settings))[0]
     result = check_plan(task, decoded, settings)
     if result.solved:

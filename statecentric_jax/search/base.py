@@ -137,10 +137,15 @@ def finish(inst: Instance, outcome: Outcome, node: Node | None) -> DecodeResult:
 
 
 def decode_config(config: Any, **overrides: Any) -> DecodeConfig:
-    """Decoding settings of a run: cosine for state-mode models, Euclidean for delta mode.
+    """Decoding settings of a run: cosine for state-mode models, Euclidean for delta mode; `overrides`
+    (DecodeConfig fields) replace the run's where not None.
 
     Runs trained before a setting existed get its default (the paper's decoder)."""
-    settings = {field.name: config.decode.get(field.name) for field in dataclasses.fields(DecodeConfig)}
+    names = [field.name for field in dataclasses.fields(DecodeConfig)]
+    unknown = sorted(set(overrides) - set(names))
+    if unknown:
+        raise InputError(None, f"unknown decoding setting(s) {', '.join(unknown)} (use {', '.join(names)})")
+    settings = {name: config.decode.get(name) for name in names}
     settings["metric"] = "cosine" if config.model.mode == "state" else "euclidean"
     settings.update({k: v for k, v in overrides.items() if v is not None})
     return DecodeConfig(**{k: v for k, v in settings.items() if v is not None})

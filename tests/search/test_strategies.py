@@ -10,13 +10,14 @@ import sys
 import numpy as np
 import pytest
 
+from statecentric_jax import config as config_lib
 from statecentric_jax.embedding.encoders import fit_encoder
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.search import scoring, strategies
-from statecentric_jax.search.base import STRATEGIES, DecodeConfig
+from statecentric_jax.search.base import STRATEGIES, DecodeConfig, decode_config
 from statecentric_jax.search.decoding import decode
 from tests.search.blocks import DOMAIN, PLANS, AtomEncoder, OracleModel, problem
 
@@ -300,6 +301,13 @@ def _reachable(task):
 def test_bad_settings_are_one_line_errors(settings, message):
     with pytest.raises(InputError, match=message):
         DecodeConfig(**settings)
+
+
+def test_an_unknown_override_of_a_runs_settings_is_one_line():
+    config = config_lib.table1("blocks", "wl", "xgb", "delta")
+    assert decode_config(config, strategy="best_first", beam_width=None).strategy == "best_first"
+    with pytest.raises(InputError, match="unknown decoding setting\\(s\\) beam, budgets \\(use beam_width"):
+        decode_config(config, budgets=3, beam=2)
 
 
 def test_every_strategy_is_offered_on_the_command_line():
