@@ -210,7 +210,7 @@ CANDIDATES = (
             guided=True,
             exploration=exploration,
         )
-        for exploration in ("type", "novelty")
+        for exploration in ("type", "novelty", "preferred")
         for weight, w in ((" (distance breaks ties)", 0.0), (" + 1.0 x distance", 1.0))
     ),
     # a symbolic decomposition (search/agenda.py): one more goal per stage, in the task relevant to it

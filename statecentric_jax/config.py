@@ -74,7 +74,7 @@ def base() -> ml_collections.ConfigDict:
     config.decode.priority = "cumulative"  # best-first without a cost-to-go: summed or last-step distance
     config.decode.value_weight = 0.0  # best-first with a cost-to-go: value + weight * distance
     config.decode.path_weight = 0.0  # best-first with a cost-to-go: + weight * plan length so far (weighted A*)
-    config.decode.exploration = "none"  # best-first with a cost-to-go: "type" or "novelty" (search/strategies.py)
+    config.decode.exploration = "none"  # best-first with a cost-to-go: type, novelty, preferred (search/strategies.py)
     config.decode.goal_agenda = 0  # decode in stages with this many more goals each (search/agenda.py); 0: off
     config.decode.action_elimination = False  # drop the steps a plan does not need (planning/elimination.py)
 

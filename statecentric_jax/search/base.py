@@ -22,7 +22,7 @@ StrategyName = Literal["beam", "beam_backtrack", "best_first", "restarts"]
 STRATEGIES: tuple[str, ...] = get_args(StrategyName)
 Priority = Literal["cumulative", "last"]
 PRIORITIES: tuple[str, ...] = get_args(Priority)
-Exploration = Literal["none", "type", "novelty"]
+Exploration = Literal["none", "type", "novelty", "preferred"]
 EXPLORATIONS: tuple[str, ...] = get_args(Exploration)
 
 
@@ -47,7 +47,7 @@ class DecodeConfig:
     priority: Priority = "cumulative"  # best-first without a cost-to-go: sum of step distances, or the last one
     value_weight: float = 0.0  # best-first with a cost-to-go: value + weight * distance (0: distance breaks ties)
     path_weight: float = 0.0  # best-first with a cost-to-go: + weight * plan length so far (0: greedy)
-    exploration: Exploration = "none"  # best-first with a cost-to-go: every other expansion from "type" or "novelty"
+    exploration: Exploration = "none"  # best-first with a cost-to-go: every other expansion from a second queue
     goal_agenda: int = 0  # decode in stages, each with this many more goals (search/agenda.py); 0: the whole goal
     action_elimination: bool = False  # drop the steps a solved plan does not need (planning/elimination.py)
 

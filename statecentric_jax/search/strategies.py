@@ -20,7 +20,10 @@ all model, embedding and distance work, batched across instances.
   problem (type-based exploration, Xie et al. 2014), which reads no signal but the learned
   one; `novelty`: the open node of lowest (width, priority), width 1 when the state holds
   an atom that no state generated before with the same rounded cost-to-go held (best-first
-  width search, Lipovetzky and Geffner 2017), a symbolic, domain-independent signal.
+  width search, Lipovetzky and Geffner 2017), a symbolic, domain-independent signal;
+  `preferred`: the open node of lowest priority among those the transition model preferred,
+  each the child nearest its parent's prediction (a learned policy's preferred successors, as
+  planners keep a queue of preferred operators' successors: Richter and Helmert 2009).
 - `restarts`: the paper's beam; when it fails, start again with twice the width, until the
   node budget is spent.
 """
@@ -265,8 +268,10 @@ class BestFirst:
         return (summed if self.config.priority == "cumulative" else distance,)
 
     def _exploration_key(self, expansion: Expansion, index: int, key: bytes, priority: tuple, tie: int) -> tuple:
-        """type: (rounded cost-to-go, depth); novelty: (width, priority, tie)."""
+        """type: (rounded cost-to-go, depth); novelty: (width, priority, tie); preferred: (priority, tie)."""
         assert expansion.values is not None
+        if self.config.exploration == "preferred":
+            return (*priority, tie)
         cost_to_go = round(float(expansion.values[index]))
         if self.config.exploration == "type":
             return (cost_to_go, expansion.node.depth + 1)
@@ -285,6 +290,9 @@ class BestFirst:
     def update(self, expansions: Sequence[Expansion]) -> Stop | None:
         self.expanded += len(expansions)
         for expansion in expansions:
+            preferred = None  # every child joins the exploration queue, but with "preferred" the nearest only
+            if self.config.exploration == "preferred" and len(expansion.distances):
+                preferred = expansion.distances.min()
             for index, state in enumerate(expansion.states):
                 key = self.packer.pack(state)
                 if key in self.closed:
@@ -296,7 +304,7 @@ class BestFirst:
                 entry = _Open(key, expansion.actions[index], summed, expansion.node, expansion.carry)
                 priority, tie = self._priority(expansion, index, summed), next(self.tie)
                 heapq.heappush(self.open, (priority, tie, entry))
-                if self.exploration is not None:
+                if self.exploration is not None and (preferred is None or expansion.distances[index] == preferred):
                     self.exploration.add(self._exploration_key(expansion, index, key, priority, tie), (tie, entry))
         if not self.open:
             return (Outcome.HORIZON if self.cut_by_horizon else Outcome.DEAD_END), None

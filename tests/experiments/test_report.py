@@ -291,6 +291,10 @@ BEYOND = {
         {"decode.strategy": "best_first", "value.kind": "ridge", "decode.exploration": "novelty"},
         {13: {"validation": [4, 6, 8]}},
     ),
+    "blocks_preferred": (
+        {"decode.strategy": "best_first", "value.kind": "ridge", "decode.exploration": "preferred"},
+        {13: {"validation": [4, 6, 8]}},
+    ),
     "blocks_agenda": (
         {
             "decode.strategy": "best_first",
@@ -352,6 +356,7 @@ def test_beyond_the_paper_table_leaves_table1_as_it_was(sweep, tmp_path):
         "value only `blocks_value`",
         "aggregation only `blocks_aggregation`",
         "ensemble only `blocks_ensemble`",
+        "strategy + value + preferred exploration `blocks_preferred`",  # a learned signal, named like type
         "strategy + value + novelty (symbolic) `blocks_novelty`",  # a symbolic signal: named, never "all"
         "all `blocks_everything`",
         # a symbolic decomposition and a symbolic post-processing: named too (fewest additions first)

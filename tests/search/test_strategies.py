@@ -115,12 +115,13 @@ def test_best_first_is_complete_and_cost_to_go_makes_it_optimal(towers):
 
 def reference_best_first(task, model, encoder, config, cost_to_go=None):
     """Greedy best-first search the plain way, one node at a time, every node whole: the plan or None.
-    With novelty exploration, every other node comes from a second heap ordered by (width, priority)."""
+    With novelty exploration, every other node comes from a second heap ordered by (width, priority);
+    with preferred exploration, from a heap by priority of the children nearest their parent's prediction."""
     generator, goal = SuccessorGenerator(task), encoder.embed_goals([task])[0]
     closed, tie, expanded, done = {task.init}, itertools.count(), 0, set()
     atoms_seen = collections.defaultdict(set)  # rounded cost-to-go -> atoms of the states generated with it
     heap = [((0.0,), next(tie), task.init, encoder.embed([(task, task.init)])[0], [], 0.0, model.init_carry(1))]
-    novel: list = []
+    second: list = []
 
     def pop(queue):
         while queue:
@@ -132,7 +133,7 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
         return None
 
     for round_ in itertools.count(1):
-        entry = (pop(novel) if round_ % 2 == 0 else None) or pop(heap)
+        entry = (pop(second) if round_ % 2 == 0 else None) or pop(heap)
         if entry is None:
             return None
         _, _, state, embedding, plan, score, carry = entry
@@ -160,8 +161,10 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
             heapq.heappush(heap, (priority, *node))
             if cost_to_go is not None and config.exploration == "novelty":
                 seen = atoms_seen[round(float(values[i]))]
-                heapq.heappush(novel, ((1 if child - seen else 2, *priority, node[0]), *node))
+                heapq.heappush(second, ((1 if child - seen else 2, *priority, node[0]), *node))
                 seen |= child
+            if cost_to_go is not None and config.exploration == "preferred" and distances[i] == distances.min():
+                heapq.heappush(second, ((*priority, node[0]), *node))
         if expanded >= config.budget:
             return None
 
@@ -199,6 +202,7 @@ class LinearCostToGo(ReadsModelEmbedding):
         "cost-to-go + distance",
         "cost-to-go + path",
         "cost-to-go + novelty exploration",
+        "cost-to-go + preferred exploration",
     ],
 )
 def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
@@ -212,7 +216,7 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
         weights = {
             "value_weight": 1.0 if "distance" in guidance else 0.0,
             "path_weight": 0.5 if "path" in guidance else 0.0,
-            "exploration": "novelty" if "novelty" in guidance else "none",
+            "exploration": guidance.split(" + ")[1].split()[0] if "exploration" in guidance else "none",
         }
         config = dataclasses.replace(config, **weights)
     else:
@@ -294,7 +298,7 @@ def _reachable(task):
         (dict(beam_width=0), "beam_width=0"),
         (dict(max_in_flight=0), "max_in_flight=0"),
         (dict(priority="random"), "unknown best-first priority"),
-        (dict(exploration="epsilon"), "unknown best-first exploration 'epsilon' \\(use none, type, novelty\\)"),
+        (dict(exploration="epsilon"), "exploration 'epsilon' \\(use none, type, novelty, preferred\\)"),
         (dict(metric="manhattan"), "unknown decoding metric"),
     ],
 )
