@@ -64,8 +64,17 @@ RESULT_FIELDS = (
 
 
 def cost_to_go_for(loaded: LoadedModel, settings: DecodeConfig) -> CostToGo | None:
-    """The run's learned cost-to-go, for the one strategy that uses it."""
-    return loaded.cost_to_go if settings.strategy == "best_first" else None
+    """The run's learned cost-to-go, for the one strategy that uses it. An exploration queue that would
+    go unused is refused, so no result claims a queue it did not have."""
+    cost_to_go = loaded.cost_to_go if settings.strategy == "best_first" else None
+    if cost_to_go is None and settings.exploration != "none":
+        needs = "--strategy=best_first" if settings.strategy != "best_first" else "a run with a cost-to-go (value.kind)"
+        raise InputError(
+            None,
+            f"exploration '{settings.exploration}' needs best-first decoding with a cost-to-go:"
+            f" use {needs}, or --exploration=none",
+        )
+    return cost_to_go
 
 
 def check_plan(task: Task, result: DecodeResult, config: DecodeConfig, val_binary: str | None = None) -> DecodeResult:
@@ -188,6 +197,7 @@ def evaluate(
     config = loaded.config
     pddl_root = pddl_root if pddl_root is not None else config.data.pddl_root
     settings = decode_config(config, **decoding)
+    cost_to_go = cost_to_go_for(loaded, settings)
     val_binary = shutil.which("Validate") if use_val else None
     if use_val and val_binary is None:
         raise InputError(None, "--use_val asks for VAL, but no 'Validate' binary is on PATH")
@@ -197,7 +207,9 @@ def evaluate(
         problem_files = layout.problem_files(pddl_root, config.data.domain, split)
     files = [pathlib.Path(p).resolve() for p in problem_files]
     with exclusive_lock(out_dir, f"an evaluation of {split}"):
-        return _evaluate_locked(loaded, workdir, out_dir, split, pddl_root, settings, val_binary, files, reuse)
+        return _evaluate_locked(
+            loaded, workdir, out_dir, split, pddl_root, settings, cost_to_go, val_binary, files, reuse
+        )
 
 
 def _evaluate_locked(
@@ -207,6 +219,7 @@ def _evaluate_locked(
     split: str,
     pddl_root: str | os.PathLike,
     settings: DecodeConfig,
+    cost_to_go: CostToGo | None,
     val_binary: str | None,
     problem_files: list[pathlib.Path],
     reuse: Sequence[pathlib.Path],
@@ -269,7 +282,7 @@ def _evaluate_locked(
             bar.update()
 
         if tasks:
-            decode(tasks, loaded.model, loaded.encoder, settings, on_result, stats, cost_to_go_for(loaded, settings))
+            decode(tasks, loaded.model, loaded.encoder, settings, on_result, stats, cost_to_go)
     elapsed = time.perf_counter() - started
 
     ordered = [records[str(p)] for p in problem_files]

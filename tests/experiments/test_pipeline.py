@@ -180,6 +180,22 @@ def test_evaluation_and_planning_take_a_goal_agenda_and_action_elimination(root,
     assert read_plan(out) == eliminate_actions(load_task(domain, root / "easy.pddl"), result.plan)
 
 
+def test_an_exploration_queue_without_a_cost_to_go_is_one_line_error(root, experiment, tmp_path):
+    """The paper's run has no cost-to-go: a queue would go unused, so a result must not claim it."""
+    _, workdir, _ = experiment
+    for strategy, needs in (("beam", "--strategy=best_first"), ("best_first", "a run with a cost-to-go")):
+        with pytest.raises(InputError, match=f"exploration 'preferred' needs .*: use {needs}"):
+            evaluation.evaluate(
+                workdir / "seed13", "validation", strategy=strategy, exploration="preferred", out_dir=tmp_path / "x"
+            )
+    assert not (tmp_path / "x").exists()  # refused before anything is written
+    out = tmp_path / "p.txt"
+    args = [f"--workdir={workdir}/seed13", f"--domain={root}/blocks/domain.pddl", f"--problem={root}/easy.pddl"]
+    proc = run_launch("plan.py", *args, f"--out={out}", "--strategy=best_first", "--exploration=novelty")
+    assert proc.returncode == 2 and not out.exists()
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: exploration 'novelty' needs best-first")
+
+
 def test_bad_workdir_is_one_line_error(tmp_path, root):
     (tmp_path / "config.json").write_text("{not json")
     proc = run_launch(
