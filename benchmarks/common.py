@@ -21,6 +21,7 @@ from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, decode_config
 from statecentric_jax.search.decoding import decode
+from statecentric_jax.search.expander import DecodeStats
 
 TEST_SPLITS = ("test-interpolation", "test-extrapolation")
 
@@ -86,14 +87,20 @@ def refuse_test_splits(flag: str, splits: Sequence[str]) -> None:
 
 
 def decode_split(
-    run: LoadedModel, root: str, domain: str, split: str, settings: DecodeConfig, cost_to_go: RidgeCostToGo | None
+    run: LoadedModel,
+    root: str,
+    domain: str,
+    split: str,
+    settings: DecodeConfig,
+    cost_to_go: RidgeCostToGo | None,
+    stats: DecodeStats | None = None,
 ) -> tuple[list[DecodeResult], float]:
     """Every problem of `<root>/<domain>/<split>` decoded with the run's model (and `cost_to_go`), each
-    plan replayed (`check_plan`); and the seconds decoding took."""
+    plan replayed (`check_plan`); and the seconds decoding took (where they went: into `stats`)."""
     domain_file = layout.domain_file(root, domain)
     tasks = [load_task(domain_file, p) for p in layout.problem_files(root, domain, split)]
     start = time.perf_counter()
-    results = decode(tasks, run.model, run.encoder, settings, cost_to_go=cost_to_go)
+    results = decode(tasks, run.model, run.encoder, settings, stats=stats, cost_to_go=cost_to_go)
     seconds = time.perf_counter() - start
     return [check_plan(task, result, settings) for task, result in zip(tasks, results)], seconds
 

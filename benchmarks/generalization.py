@@ -50,6 +50,7 @@ from statecentric_jax.learning.train import CONFIG_FILE
 from statecentric_jax.problems import fast_downward, generators
 from statecentric_jax.problems.domains import domain_text
 from statecentric_jax.search.base import EXPLORATIONS, decode_config
+from statecentric_jax.search.expander import DecodeStats
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root with the training and validation splits.")
 _DOMAINS = flags.DEFINE_list("domains", ["blocks", "gripper", "logistics", "visitall"], "Domains.")
@@ -104,6 +105,9 @@ _RANDOM_WALKS = flags.DEFINE_integer(
 _WALK_STEPS = flags.DEFINE_integer("walk_steps", 10, "Longest random walk (config aggregation.walk_steps).")
 _ACTION_ELIMINATION = flags.DEFINE_bool(
     "action_elimination", False, "Also each candidate but the paper's beam with decode.action_elimination."
+)
+_TIME_BREAKDOWN = flags.DEFINE_bool(
+    "time_breakdown", False, "After each row, where its decoding time went (search/expander.py's DecodeStats)."
 )
 _RETRAIN = flags.DEFINE_enum(
     "aggregation_retrain", "all", ["all", "value"], "What each aggregation round refits (config aggregation.retrain)."
@@ -347,7 +351,8 @@ def evaluate(
         action_elimination=candidate.action_elimination,
     )
     cost_to_go = loaded.cost_to_go if candidate.guided else None
-    checked, seconds = decode_split(loaded, root, domain, split, settings, cost_to_go)
+    stats = DecodeStats()
+    checked, seconds = decode_split(loaded, root, domain, split, settings, cost_to_go, stats)
     solved = [r for r in checked if r.solved]
     stems = [pathlib.Path(r.problem_file).stem for r in solved]
     compared = [(len(r.plan), *reference[stem]) for r, stem in zip(solved, stems) if stem in reference]
@@ -359,6 +364,7 @@ def evaluate(
         "reference": f"{sum(optimal for *_, optimal in compared)}/{len(compared)} optimal",
         "seconds": seconds,
         "unsolved": " ".join(pathlib.Path(r.problem_file).stem.rsplit("-", 1)[-1] for r in checked if not r.solved),
+        "stats": stats,
     }
 
 
@@ -410,6 +416,9 @@ def main(argv):
                         f"| {versus} | {row['seconds']:.1f} | {ratio} | {row['unsolved'] or '-'} |",
                         flush=True,
                     )
+                    if _TIME_BREAKDOWN.value:
+                        spent = ", ".join(f"{k} {v:.1f} s" for k, v in dataclasses.asdict(row["stats"]).items())
+                        print(f"  time of the row above: {spent} (the model in a thread of its own)", flush=True)
 
 
 if __name__ == "__main__":
