@@ -10,7 +10,10 @@ expand and what to keep; they never call the model or the encoder themselves.
 
 The model call runs in `model_thread` while the calling thread enumerates and embeds
 the successors: the two do not depend on each other, and XGBoost and XLA release the GIL,
-so on two cores a step costs about the larger of the two instead of their sum. The
+so on two cores a step costs about the larger of the two instead of their sum. The calling
+thread waits until the model thread has taken the call up: starting it needs the GIL, which
+the calling thread's pure-Python successor work would otherwise keep (CPython switches
+threads only every 5 ms), so the model would mostly run after that work, not beside it. The
 arithmetic is the same either way, so plans are too.
 
 A node stores the model carry it is expanded with (a pytree row; None for stateless
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import threading
 import time
 from collections.abc import Container, Sequence
 from typing import Any, Protocol
@@ -150,7 +154,10 @@ class Expander:
         self.model, self.encoder, self.metric, self.stats = model, encoder, metric, stats
         self.cost_to_go, self.model_thread = cost_to_go, model_thread
 
-    def _predict(self, states: np.ndarray, goals: np.ndarray, carry: Any) -> tuple[np.ndarray, Any]:
+    def _predict(
+        self, states: np.ndarray, goals: np.ndarray, carry: Any, started: threading.Event
+    ) -> tuple[np.ndarray, Any]:
+        started.set()
         t0 = time.perf_counter()
         targets, carry = self.model.predict_next(states, goals, carry)
         targets = np.asarray(targets, dtype=np.float32)
@@ -178,7 +185,9 @@ class Expander:
         states = np.stack(self._embeddings([(problem, node) for problem, node, _ in requests]))
         goals = np.stack([problem.goal for problem, _, _ in requests])
         carry = stack_carries([node.carry for _, node, _ in requests])
-        prediction = self.model_thread.submit(self._predict, states, goals, carry)
+        started = threading.Event()
+        prediction = self.model_thread.submit(self._predict, states, goals, carry, started)
+        started.wait()  # hand the GIL over, or the model would start only after steps 2 and 3 (module docstring)
 
         # 2. Successors not to be skipped; each distinct state of an instance is embedded once.
         t0 = time.perf_counter()
