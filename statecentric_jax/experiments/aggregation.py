@@ -43,7 +43,10 @@ On disk, inside the run's workdir:
                                             random-walk states, when configured)
 
 A killed round resumes: its finished planner calls are read back, and a round whose data is
-complete only retrains. Finished rounds (listed in aggregation.json) are never redone.
+complete only retrains. Finished rounds (listed in aggregation.json) are never redone. Rounds of
+another configuration (where the cache is, and how the PDDL root is spelled, do not count) are
+removed, and the model they retrained is trained again on the first training's data before
+round 1 decodes with it, so the rounds end where a fresh run's end.
 """
 
 from __future__ import annotations
@@ -94,15 +97,21 @@ def _guard(split: str) -> None:
 
 
 def _identity(config: ml_collections.ConfigDict | dict) -> dict:
-    """What the finished rounds depend on: the whole config but the number of rounds (more rounds go on);
-    fields added since a summary was written mean their defaults."""
+    """What the finished rounds depend on: the whole config but the number of rounds (more rounds go on) and
+    where the content-keyed cache is and how many processes fill it; the PDDL root however it is spelled.
+    Fields added since a summary was written mean their defaults."""
     identity = config_lib.with_defaults(config if isinstance(config, dict) else json.loads(config.to_json()))
     identity["aggregation"].pop("rounds")
+    identity["data"].pop("cache_dir")
+    identity["data"].pop("jobs")
+    identity["data"]["pddl_root"] = os.path.realpath(identity["data"]["pddl_root"])
     return identity
 
 
 def _read_summary(workdir: pathlib.Path, config: ml_collections.ConfigDict) -> dict:
-    """{"config", "model", "rounds"} of this config's finished rounds; another config's are removed."""
+    """{"config", "model", "rounds"} of this config's finished rounds ("model": the digest of the model they
+    trained; None: the first training's). Another config's rounds are removed; they trained the model in the
+    workdir, so "model" then names no model, and `_stale` has it trained again on the first training's data."""
     path = workdir / SUMMARY_FILE
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
@@ -113,9 +122,10 @@ def _read_summary(workdir: pathlib.Path, config: ml_collections.ConfigDict) -> d
     except (OSError, ValueError, KeyError, TypeError):
         pass
     logging.warning("%s: aggregation of another configuration (or unreadable): starting over", path)
-    path.unlink(missing_ok=True)
     shutil.rmtree(workdir / AGGREGATION_DIR, ignore_errors=True)
-    return {"config": _identity(config), "model": None, "rounds": []}
+    summary = {"config": _identity(config), "model": "", "rounds": []}
+    write_text(path, json.dumps(summary, indent=1) + "\n")  # a kill from here on still starts from the first model
+    return summary
 
 
 def _model_digest(workdir: pathlib.Path) -> str:
@@ -129,8 +139,9 @@ def _model_digest(workdir: pathlib.Path) -> str:
 
 
 def _stale(workdir: pathlib.Path, summary: dict) -> bool:
-    """Finished rounds, but the workdir was trained again from scratch since (e.g. a rerun of launch/train.py)."""
-    return bool(summary["rounds"]) and summary["model"] != _model_digest(workdir)
+    """The workdir's model is not the one the finished rounds trained: trained again from scratch since (e.g. a
+    rerun of launch/train.py), or by another configuration's rounds (`_read_summary`)."""
+    return summary["model"] is not None and summary["model"] != _model_digest(workdir)
 
 
 def _round_indices(config: ml_collections.ConfigDict) -> list[int]:
@@ -568,8 +579,9 @@ def run(
 
     def restore() -> None:
         if _stale(workdir, summary):  # the finished rounds' data is on disk: train on it, never collect again
-            logging.info("%s: trained again since round %d; training on its data", workdir, rounds[-1]["round"])
-            retrain(rounds[-1]["round"])
+            last = rounds[-1]["round"] if rounds else -1  # -1: the first training's data alone
+            logging.info("%s: not the model of round %d; training it again", workdir, max(last, 0))
+            retrain(last)
             write_text(workdir / SUMMARY_FILE, json.dumps(summary, indent=1) + "\n")
 
     for round_index in _round_indices(config)[len(rounds) :]:

@@ -394,3 +394,31 @@ def test_rounds_read_the_path_searched_not_the_plan_shortened_after(root, tmp_pa
     pipeline.run_experiment(config, tmp_path / "run", seeds=[13], splits=["validation"])
     assert seen and not any(seen)
     assert json.loads((tmp_path / "run/seed13/eval/validation/summary.json").read_text())["action_elimination"]
+
+
+def test_another_configuration_starts_over_from_the_first_model(root, tmp_path, monkeypatch):
+    """Another configuration's rounds retrained the workdir's model; starting over decodes its first round
+    with the first training's model again. Where the cache is, how many processes fill it and how the PDDL
+    root is spelled are no other configuration."""
+    decoded_with = []  # the model digest each round decodes with
+    real = aggregation._decode_splits
+
+    def spy(config, workdir, plans_dir):
+        decoded_with.append(aggregation._model_digest(workdir))
+        return real(config, workdir, plans_dir)
+
+    monkeypatch.setattr(aggregation, "_decode_splits", spy)
+    config = make_config(root, tmp_path / "cache", rounds=1)
+    config.value.kind, config.aggregation.retrain = "ridge", "value"
+    other = config.copy_and_resolve_references()
+    other.aggregation.max_planner_calls = 3
+    pipeline.train_from_config(other, tmp_path / "run")
+    retrained = aggregation._model_digest(tmp_path / "run")
+    pipeline.aggregate(config, tmp_path / "run")
+    assert decoded_with[0] != retrained and decoded_with == [decoded_with[0]] * 2
+
+    (tmp_path / "linked").symlink_to(root)
+    moved = config.copy_and_resolve_references()
+    moved.data.pddl_root, moved.data.cache_dir = str(tmp_path / "linked"), str(tmp_path / "elsewhere")
+    moved.data.jobs = 2
+    assert not aggregation.pending(moved, tmp_path / "run")
