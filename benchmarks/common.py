@@ -16,12 +16,11 @@ from statecentric_jax.embedding.encoders import Pair
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments.evaluation import check_plan
 from statecentric_jax.learning.train import LoadedModel
-from statecentric_jax.learning.value import RidgeCostToGo
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, decode_config
 from statecentric_jax.search.decoding import decode
-from statecentric_jax.search.expander import DecodeStats
+from statecentric_jax.search.expander import CostToGo, DecodeStats
 
 TEST_SPLITS = ("test-interpolation", "test-extrapolation")
 
@@ -92,7 +91,7 @@ def decode_split(
     domain: str,
     split: str,
     settings: DecodeConfig,
-    cost_to_go: RidgeCostToGo | None,
+    cost_to_go: CostToGo | None,
     stats: DecodeStats | None = None,
 ) -> tuple[list[DecodeResult], float]:
     """Every problem of `<root>/<domain>/<split>` decoded with the run's model (and `cost_to_go`), each

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import collections
 import random
+from collections.abc import Container
 
+from statecentric_jax.planning.packing import PackedStates
 from statecentric_jax.planning.tasks import Operator, Task
 
 
@@ -40,9 +42,16 @@ class SuccessorGenerator:
         found.sort()
         return found
 
-    def successors(self, state: frozenset[str]) -> list[tuple[Operator, frozenset[str]]]:
-        ops = self.operators
-        return [(ops[i], ops[i].apply(state)) for i in self.applicable(state)]
+    def successors(
+        self, state: frozenset[str], skip: Container[frozenset[str]] = ()
+    ) -> list[tuple[Operator, frozenset[str]]]:
+        """(operator, next state) for every applicable operator whose next state is not in `skip`.
+
+        A `PackedStates` (of this task) rejects a next state by its key, before the state is built."""
+        ops, applicable = self.operators, self.applicable(state)
+        if isinstance(skip, PackedStates):
+            return [(ops[i], ops[i].apply(state)) for i in skip.outside(state, applicable)]
+        return [(ops[i], nxt) for i in applicable if (nxt := ops[i].apply(state)) not in skip]
 
 
 def naive_successors(task: Task, state: frozenset[str]) -> list[tuple[Operator, frozenset[str]]]:

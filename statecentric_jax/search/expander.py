@@ -200,9 +200,7 @@ class Expander:
         for problem, node, skip in requests:
             row_of = rows_of.setdefault(id(problem), {})
             names, states_of = [], []
-            for op, nxt in problem.generator.successors(node.state):
-                if nxt in skip:
-                    continue
+            for op, nxt in problem.generator.successors(node.state, skip):
                 row = row_of.get(nxt)
                 if row is None:
                     row = row_of[nxt] = len(pairs)

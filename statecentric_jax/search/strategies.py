@@ -162,7 +162,7 @@ class Restarts:
 class _Open(NamedTuple):
     """An open node of best-first search, kept small: most are never expanded."""
 
-    key: bytes  # the state, packed
+    key: int  # the state, packed
     action: str
     score: float
     parent: Node
@@ -267,7 +267,7 @@ class BestFirst:
             return (value + self.config.path_weight * (expansion.node.depth + 1), distance)
         return (summed if self.config.priority == "cumulative" else distance,)
 
-    def _exploration_key(self, expansion: Expansion, index: int, key: bytes, priority: tuple, tie: int) -> tuple:
+    def _exploration_key(self, expansion: Expansion, index: int, key: int, priority: tuple, tie: int) -> tuple:
         """type: (rounded cost-to-go, depth); novelty: (width, priority, tie); preferred: (priority, tie)."""
         assert expansion.values is not None
         if self.config.exploration == "preferred":
@@ -277,12 +277,12 @@ class BestFirst:
             return (cost_to_go, expansion.node.depth + 1)
         return (self._width(key, cost_to_go), *priority, tie)
 
-    def _width(self, key: bytes, cost_to_go: int) -> int:
+    def _width(self, key: int, cost_to_go: int) -> int:
         """1 if the state holds an atom new among the states generated with its rounded cost-to-go, else 2."""
         seen = self.atoms_seen.get(cost_to_go)
         if seen is None:
             seen = self.atoms_seen[cost_to_go] = np.zeros(len(self.packer), bool)
-        atoms = np.frombuffer(key, np.dtype("I"))  # as StatePacker packs them
+        atoms = self.packer.numbers(key)
         novel = not seen[atoms].all()
         seen[atoms] = True
         return 1 if novel else 2
