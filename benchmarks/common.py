@@ -3,6 +3,7 @@ Also the cost-to-go features the cost-to-go benchmarks read, and decoding a spli
 the search benchmarks do (checked plans, never on a test split)."""
 
 import datetime
+import hashlib
 import os
 import platform
 import sys
@@ -68,6 +69,11 @@ def refuse_busy_machine(flag: str, max_per_core: float) -> None:
             f"the 1-minute load average is {one:.2f}, above {max_per_core:g} per core x {cores} cores; "
             f"wait for a quiet machine, or pass {flag}=0 to measure anyway",
         )
+
+
+def plans_digest(results: Sequence[DecodeResult]) -> str:
+    """A short sha256 of the results' plans, in order: the same plans, the same digest (reruns, commits)."""
+    return hashlib.sha256(repr([r.plan for r in results]).encode()).hexdigest()[:16]
 
 
 def cost_to_go_features(

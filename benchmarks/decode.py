@@ -23,7 +23,6 @@ load average before and after each domain, and the thread count are printed; wit
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pathlib
 import sys
@@ -33,7 +32,7 @@ from typing import Any
 
 from absl import flags
 
-from benchmarks.common import load_line, machine_line, refuse_busy_machine
+from benchmarks.common import load_line, machine_line, plans_digest, refuse_busy_machine
 from statecentric_jax import config as config_lib
 from statecentric_jax.cli import run_main
 from statecentric_jax.experiments import pipeline
@@ -101,10 +100,6 @@ def _row(name: str, n: int, stats: DecodeStats) -> str:
     return f"| {name} | {n} | {stats.total:.2f} | {n / stats.total:.2f} | {parts} |"
 
 
-def _digest(results: list[DecodeResult]) -> str:
-    return hashlib.sha256(repr([r.plan for r in results]).encode()).hexdigest()[:16]
-
-
 def _benchmark(domain: str) -> None:
     config = config_lib.table1(domain, "wl", "xgb", "delta")
     config.data.pddl_root = _PDDL_ROOT.value
@@ -119,7 +114,7 @@ def _benchmark(domain: str) -> None:
     vectorised = {len(files): _run("vectorised", workdir, domain_file, files)}
     whole, whole_stats = vectorised[len(files)]
     solved = sum(r.solved for r in whole)
-    print(f"solved {solved} ({solved / len(files):.2f}); plans sha256 {_digest(whole)}")
+    print(f"solved {solved} ({solved / len(files):.2f}); plans sha256 {plans_digest(whole)}")
     print("| decoder | problems | seconds | problems/s | seconds in model, successors, embedding, distances |")
     print("|---|---|---|---|---|")
     print(_row("vectorised, whole split", len(files), whole_stats), flush=True)

@@ -14,12 +14,11 @@ and the sha256 of the plans (the same plans, the same digest). It never decodes 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from absl import flags
 
-from benchmarks.common import decode_split, load_line, print_header, refuse_test_splits
+from benchmarks.common import decode_split, load_line, plans_digest, print_header, refuse_test_splits
 from statecentric_jax.cli import run_main
 from statecentric_jax.experiments.evaluation import cost_to_go_for
 from statecentric_jax.learning.ensemble import load_run
@@ -60,10 +59,11 @@ def main(argv: Sequence[str]) -> None:
             run, _PDDL_ROOT.value, domain, _SPLIT.value, settings, cost_to_go_for(run, settings), stats
         )
         beam_seconds = beam_seconds or seconds
-        digest = hashlib.sha256(repr([r.plan for r in results]).encode()).hexdigest()[:16]
         where = f"{stats.model:.1f}, {stats.successors:.1f}, {stats.embedding:.1f}, {stats.distances:.1f}"
         solved = f"{sum(r.solved for r in results)}/{len(results)}"
-        print(f"| {name} | {solved} | {seconds:.1f} | {seconds / beam_seconds:.1f}x | {where} | {digest} |")
+        print(
+            f"| {name} | {solved} | {seconds:.1f} | {seconds / beam_seconds:.1f}x | {where} | {plans_digest(results)} |"
+        )
     print(load_line())
 
 
