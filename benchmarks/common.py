@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from absl import flags
 
-from statecentric_jax.embedding.encoders import Pair
+from statecentric_jax.embedding.encoders import Pair, WLSettings
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments.evaluation import check_plan
 from statecentric_jax.learning.train import LoadedModel
-from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.planning.tasks import Task, load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, decode_config
 from statecentric_jax.search.decoding import decode
@@ -83,6 +83,24 @@ def cost_to_go_features(
     assert run.cost_to_go is not None  # the benchmarks refuse a run without one
     embeddings = np.asarray(run.encoder.embed(pairs, parents), np.float32)
     return run.cost_to_go.embed(pairs, parents, embeddings)
+
+
+def cost_to_go_of(
+    run: LoadedModel, task: Task, states: Sequence[frozenset[str]], parents: Sequence[frozenset[str] | None]
+) -> np.ndarray:
+    """The run's cost-to-go of `task`'s `states`, as decoding reads it (never below zero)."""
+    features = cost_to_go_features(run, [(task, state) for state in states], parents)
+    goal = np.asarray(run.encoder.embed_goals([task]), np.float32)
+    assert run.cost_to_go is not None
+    return run.cost_to_go.estimate(features, np.repeat(goal, len(states), axis=0))
+
+
+def parse_features(spec: str) -> WLSettings:
+    """`<algorithm>:<graph>:<iterations>[:set]` (wlplan; multiset hash unless `:set`) as WL settings."""
+    parts = spec.split(":")
+    if len(parts) not in (3, 4) or not parts[2].isdigit() or parts[3:] not in ([], ["set"]):
+        raise InputError("--features", f"'{spec}' is not <algorithm>:<graph>:<iterations>[:set]")
+    return WLSettings(int(parts[2]), len(parts) == 3, algorithm=parts[0], graph=parts[1])
 
 
 def refuse_test_splits(flag: str, splits: Sequence[str]) -> None:

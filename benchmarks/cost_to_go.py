@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 from absl import flags
 
-from benchmarks.common import cost_to_go_features, define_best_first_flags, print_header
+from benchmarks.common import cost_to_go_of, define_best_first_flags, print_header
 from statecentric_jax.cli import run_main
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.ensemble import load_run
@@ -117,10 +117,7 @@ def climb(h: np.ndarray) -> tuple[float, int | None]:
 def along_plan(run: LoadedModel, task: Task, plan: list[str]) -> np.ndarray:
     """The cost-to-go of each state along `plan`."""
     states = simulate(task, plan)
-    features = cost_to_go_features(run, [(task, state) for state in states], [None, *states[:-1]])
-    goal = np.asarray(run.encoder.embed_goals([task]), np.float32)
-    assert run.cost_to_go is not None
-    return run.cost_to_go.estimate(features, np.repeat(goal, len(states), axis=0))
+    return cost_to_go_of(run, task, states, [None, *states[:-1]])
 
 
 def main(argv):

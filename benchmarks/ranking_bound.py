@@ -27,7 +27,8 @@ Two questions more, for choosing features:
   unless `:set`), their vocabulary collected from the same training states; `run` (the default)
   is the run's own cost-to-go features. It prints each one's dimension, the share of held-out
   colour occurrences outside its vocabulary, and wlplan's time per held-out state (decoding's
-  `wl_fast` is faster, for the run's WL features only).
+  `wl_fast` is faster, for the run's WL features only). `run+lwl2:ploig:1` puts two side by side
+  (for analysis, not `--search_splits`): does a second family add what the first cannot express?
 * `--search_splits=large,large-more` (of `--search_root`, our own problems; never a test split):
   each fitted function, as the run's cost-to-go with its features, guides the run's best-first
   search on those problems (`--budget`, `--value_weight`, `--path_weight`; default: the run's
@@ -47,10 +48,10 @@ import numpy as np
 import scipy.optimize
 from absl import flags
 
-from benchmarks.common import decode_split, define_best_first_flags, print_header, refuse_test_splits
+from benchmarks.common import decode_split, define_best_first_flags, parse_features, print_header, refuse_test_splits
 from statecentric_jax.cli import run_main
 from statecentric_jax.embedding.datasets import trajectories_path
-from statecentric_jax.embedding.encoders import Encoder, Pair, WLEncoder, WLSettings
+from statecentric_jax.embedding.encoders import Encoder, Pair, WLEncoder
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments.aggregation import AGGREGATION_DIR
 from statecentric_jax.experiments.pipeline import cache_dirs
@@ -64,7 +65,9 @@ from statecentric_jax.problems.plan_generation import read_trajectories
 _RUN = flags.DEFINE_string("run", None, "A trained run with a cost-to-go (config value.kind).", required=True)
 _RANK_WEIGHTS = flags.DEFINE_list("rank_weights", ["0", "1", "10", "100"], "Weights of the ordering loss.")
 _FEATURES = flags.DEFINE_list(
-    "features", ["run"], "run (the run's cost-to-go features) and/or <algorithm>:<graph>:<iterations>[:set] (wlplan)."
+    "features",
+    ["run"],
+    "run (the run's cost-to-go features) and/or <algorithm>:<graph>:<iterations>[:set] (wlplan); '+' joins two.",
 )
 _HELD_OUT = flags.DEFINE_list("held_out", [], "trajectories.jsonl files of plans to order, not fitted on.")
 _SEARCH_ROOT = flags.DEFINE_string(
@@ -173,17 +176,18 @@ def orderings(plans: list[Plan], embed: Embed) -> Orderings:
     )
 
 
-def parse_features(spec: str) -> WLSettings:
-    """`<algorithm>:<graph>:<iterations>[:set]` as WL settings."""
-    parts = spec.split(":")
-    if len(parts) not in (3, 4) or not parts[2].isdigit() or parts[3:] not in ([], ["set"]):
-        raise InputError("--features", f"'{spec}' is not <algorithm>:<graph>:<iterations>[:set]")
-    return WLSettings(int(parts[2]), len(parts) == 3, algorithm=parts[0], graph=parts[1])
-
-
 def feature_embedding(run: LoadedModel, spec: str, training: list[Plan]) -> tuple[Embed, int, Encoder | None]:
     """The embedding `spec` names, its dimension, and the encoder a cost-to-go on it embeds with (None:
-    the transition model's, as the run's cost-to-go may): the run's own, or WL fitted on the training plans."""
+    the transition model's, as the run's cost-to-go may): the run's own, or WL fitted on the training plans.
+    `a+b`: the two side by side, for analysis only (no encoder; its unseen share is the larger of theirs)."""
+    if "+" in spec:
+        parts = [feature_embedding(run, part, training) for part in spec.split("+")]
+
+        def side_by_side(pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None]) -> tuple[np.ndarray, float]:
+            embedded = [embed(pairs, parents) for embed, _, _ in parts]
+            return np.hstack([features for features, _ in embedded]), max(unseen for _, unseen in embedded)
+
+        return side_by_side, sum(dim for _, dim, _ in parts), None
     if spec == "run":
         assert run.cost_to_go is not None  # main refuses a run without one
         encoder = run.cost_to_go.encoder or run.encoder  # its φ(s) (main refuses [φ(s), φ(g)])
@@ -241,6 +245,8 @@ def fit(data: Orderings, alpha: float, rank_weight: float) -> tuple[np.ndarray, 
 def main(argv):
     del argv
     refuse_test_splits("--search_splits", _SEARCH_SPLITS.value)
+    if _SEARCH_SPLITS.value and any("+" in spec for spec in _FEATURES.value):
+        raise InputError("--features", "features side by side ('+') are for analysis; no search reads them")
     run = load_run(_RUN.value)
     if run.cost_to_go is None:
         raise InputError(_RUN.value, "this run has no cost-to-go (config value.kind is none)")
