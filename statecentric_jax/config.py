@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from typing import Literal, get_args
 
 import ml_collections
@@ -258,10 +259,19 @@ def _check_aggregation(config: ml_collections.ConfigDict) -> None:
 
 
 def same_run(stored: ml_collections.ConfigDict, wanted: ml_collections.ConfigDict) -> bool:
-    """Whether a finished run's config is `wanted`. Fields added to `base()` after the run was trained
-    are missing from its config.json and mean their defaults, so a run trained before them still resumes."""
+    """Whether a finished run's config is `wanted` (see `run_identity`)."""
+    return run_identity(stored) == run_identity(wanted)
 
-    return with_defaults(json.loads(stored.to_json())) == json.loads(wanted.to_json())
+
+def run_identity(config: ml_collections.ConfigDict | dict) -> dict:
+    """What a run's models and plans depend on: its config, but not where the content-keyed cache is or
+    how many processes fill it, and the PDDL root however it is spelled. Fields added to `base()` after a
+    run was trained are missing from its config.json and mean their defaults, so such a run still resumes."""
+    identity = with_defaults(config if isinstance(config, dict) else json.loads(config.to_json()))
+    identity["data"].pop("cache_dir")
+    identity["data"].pop("jobs")
+    identity["data"]["pddl_root"] = os.path.realpath(identity["data"]["pddl_root"])
+    return identity
 
 
 def with_defaults(stored: dict, defaults: dict | None = None) -> dict:

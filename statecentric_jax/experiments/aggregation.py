@@ -97,14 +97,10 @@ def _guard(split: str) -> None:
 
 
 def _identity(config: ml_collections.ConfigDict | dict) -> dict:
-    """What the finished rounds depend on: the whole config but the number of rounds (more rounds go on) and
-    where the content-keyed cache is and how many processes fill it; the PDDL root however it is spelled.
-    Fields added since a summary was written mean their defaults."""
-    identity = config_lib.with_defaults(config if isinstance(config, dict) else json.loads(config.to_json()))
+    """What the finished rounds depend on: the run's identity (`config.run_identity`) but the number of
+    rounds (more rounds go on)."""
+    identity = config_lib.run_identity(config)
     identity["aggregation"].pop("rounds")
-    identity["data"].pop("cache_dir")
-    identity["data"].pop("jobs")
-    identity["data"]["pddl_root"] = os.path.realpath(identity["data"]["pddl_root"])
     return identity
 
 

@@ -73,6 +73,18 @@ def test_rerun_skips_finished_work(experiment, monkeypatch):
     assert pipeline.run_experiment(config, workdir, seeds=[13], splits=["validation", "test-extrapolation"]) == rates
 
 
+def test_another_cache_jobs_or_spelling_of_the_root_is_the_same_run(root, experiment, monkeypatch, tmp_path):
+    config, workdir, rates = experiment
+    moved = config.copy_and_resolve_references()
+    moved.data.cache_dir = str(tmp_path / "another-cache")  # content-keyed: where it is changes nothing
+    moved.data.jobs = 2
+    (tmp_path / "link").symlink_to(root)
+    moved.data.pddl_root = str(tmp_path / "link")
+    monkeypatch.setattr(pipeline.train, "train_models", lambda *a, **k: pytest.fail("retrained"))
+    monkeypatch.setattr(pipeline.evaluation, "decode", lambda *a, **k: pytest.fail("decoded again"))
+    assert pipeline.run_experiment(moved, workdir, seeds=[13], splits=["validation", "test-extrapolation"]) == rates
+
+
 def test_stale_results_are_decoded_again_and_another_config_is_refused(experiment, tmp_path):
     config, workdir, _ = experiment
     seed_dir = workdir / "seed13"
