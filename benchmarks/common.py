@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from absl import flags
 
-from statecentric_jax.embedding.encoders import Pair, WLSettings
+from statecentric_jax.embedding.encoders import Encoder, Pair, TasksAndTrajectories, WLEncoder, WLSettings
+from statecentric_jax.embedding.goal_paths import GoalPathEncoder
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments.evaluation import check_plan
 from statecentric_jax.learning.train import LoadedModel
@@ -99,8 +100,22 @@ def parse_features(spec: str) -> WLSettings:
     """`<algorithm>:<graph>:<iterations>[:set]` (wlplan; multiset hash unless `:set`) as WL settings."""
     parts = spec.split(":")
     if len(parts) not in (3, 4) or not parts[2].isdigit() or parts[3:] not in ([], ["set"]):
-        raise InputError("--features", f"'{spec}' is not <algorithm>:<graph>:<iterations>[:set]")
+        raise InputError("--features", f"'{spec}' is not <algorithm>:<graph>:<iterations>[:set] or paths:<length>")
     return WLSettings(int(parts[2]), len(parts) == 3, algorithm=parts[0], graph=parts[1])
+
+
+def fit_features(spec: str, domain: str, tasks_and_trajectories: TasksAndTrajectories) -> Encoder:
+    """The feature family `spec` names, its vocabulary collected from the given states: goal paths
+    (`paths:<length>`, `embedding/goal_paths.py`) or WL (`parse_features`; wlplan itself, not `wl_fast`,
+    so that every family's time is that of one implementation)."""
+    length = spec.removeprefix("paths:")
+    if length != spec:
+        if not length.isdigit():
+            raise InputError("--features", f"'{spec}' is not paths:<length>")
+        return GoalPathEncoder.fit(domain, tasks_and_trajectories, int(length))
+    encoder = WLEncoder.fit(domain, tasks_and_trajectories, parse_features(spec))
+    encoder.use_fast = False
+    return encoder
 
 
 def refuse_test_splits(flag: str, splits: Sequence[str]) -> None:

@@ -10,8 +10,9 @@ in state B the packages are swapped between the trucks (each must cross by air).
 goal airport) and B one long one with the same labels around every node, which colour refinement
 (1-WL) cannot tell apart at any number of iterations, on either wlplan graph: every 1-WL
 histogram, hence every cost-to-go on one, is the same for A and B. wlplan's 2-WL variants, which
-colour pairs of objects, separate them. This is the "truck in the package's goal city" question of
-docs/beyond-the-paper.md, in its smallest form.
+colour pairs of objects, separate them, and so do goal paths (`paths:<length>`,
+`embedding/goal_paths.py`), which follow each goal's objects to each other. This is the "truck in
+the package's goal city" question of docs/beyond-the-paper.md, in its smallest form.
 
 One row per `--features` spec (vocabulary collected from A and B): its dimension and whether A and
 B get equal features; with `--run`, the run's cost-to-go of A and B as decoding reads it.
@@ -26,9 +27,8 @@ from collections.abc import Sequence
 import numpy as np
 from absl import flags
 
-from benchmarks.common import cost_to_go_of, parse_features, print_header
+from benchmarks.common import cost_to_go_of, fit_features, print_header
 from statecentric_jax.cli import run_main
-from statecentric_jax.embedding.encoders import WLEncoder
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.ensemble import load_run
 from statecentric_jax.planning.tasks import load_task, problem_from_state
@@ -36,8 +36,8 @@ from statecentric_jax.problems import domains, fast_downward
 
 _FEATURES = flags.DEFINE_list(
     "features",
-    ["wl:ilg:2", "wl:ilg:8", "wl:ploig:8", "lwl2:ploig:1", "kwl2:ploig:1"],
-    "<algorithm>:<graph>:<iterations>[:set] (wlplan).",
+    ["wl:ilg:2", "wl:ilg:8", "wl:ploig:8", "lwl2:ploig:1", "kwl2:ploig:1", "paths:4"],
+    "<algorithm>:<graph>:<iterations>[:set] (wlplan) or paths:<length> (goal paths).",
 )
 _RUN = flags.DEFINE_string("run", None, "A trained Logistics run with a cost-to-go (optional).")
 
@@ -82,8 +82,7 @@ def main(argv: Sequence[str]) -> None:
         ]
         print_header(["features", "D", "A and B"])
         for spec in _FEATURES.value:
-            encoder = WLEncoder.fit("logistics", [(task, [state_a, state_b])], parse_features(spec))
-            encoder.use_fast = False  # wlplan itself, for every spec
+            encoder = fit_features(spec, "logistics", [(task, [state_a, state_b])])
             a, b = encoder.embed([(task, state_a), (task, state_b)])
             print(f"| {spec} | {encoder.dim} | {'equal' if np.array_equal(a, b) else 'differ'} |")
         print(f"\noptimal plan lengths (Fast Downward, A* with LM-cut): A {costs[0]}, B {costs[1]}")

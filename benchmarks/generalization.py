@@ -21,8 +21,10 @@ aggregation (`experiments/aggregation.py`, decoding best-first on the train and 
 problems), with each round's planner calls; `--aggregation_retrain=value` refits only the
 cost-to-go in those rounds; `--alternative_plans=k` gives every model up to k other optimal plans per
 train/validation problem first (aggregation round 0), `--random_walks=k` up to k states off the expert plans,
-labelled with optimal plans (the same round). `--ensemble_members=lstm:state` adds that model averaged with the
-members (`config.ensemble.members`, trained beside it with the same data and seed).
+labelled with optimal plans (the same round). `--value_goal_paths=k` puts goal paths of at most k edges
+beside the cost-to-go's φ (`config.value.goal_paths`, `embedding/goal_paths.py`).
+`--ensemble_members=lstm:state` adds that model averaged with the members (`config.ensemble.members`,
+trained beside it with the same data and seed).
 
 Settings are selected on these tables only; the paper's test splits are never decoded here
 (`--splits` refuses them), nor planned for.
@@ -86,6 +88,9 @@ _VALUE_WL_VOCABULARY = flags.DEFINE_enum(
     "value_wl_vocabulary", "plans", list(config_lib.WL_VOCABULARIES), "Colours of an own φ (value.wl_vocabulary)."
 )
 _VALUE_WL_GRAPH = flags.DEFINE_enum("value_wl_graph", "ilg", list(WL_GRAPHS), "wlplan graph of an own φ.")
+_VALUE_GOAL_PATHS = flags.DEFINE_integer(
+    "value_goal_paths", 0, "Goal paths of at most this many edges beside the cost-to-go's φ (0: none)."
+)
 _REFERENCE_PLANS = flags.DEFINE_string(
     "reference_plans", None, "A generate_plans workdir with Fast Downward plans for these problems (plan-length ratio)."
 )
@@ -263,6 +268,8 @@ def train(
             name += f"-{_VALUE_WL_ALGORITHM.value}-{_VALUE_WL_GRAPH.value}"
         if _VALUE_WL_VOCABULARY.value != "plans":
             name += f"-vocabulary-{_VALUE_WL_VOCABULARY.value}"
+    if _VALUE_GOAL_PATHS.value:
+        name += f"-paths{_VALUE_GOAL_PATHS.value}"
     if members:
         name += "-ensemble-" + "+".join(s.strip().replace(":", "_") for s in members.split(","))
     if rounds or alternatives or walks:
@@ -285,6 +292,7 @@ def train(
     config.value.wl_algorithm = _VALUE_WL_ALGORITHM.value
     config.value.wl_graph = _VALUE_WL_GRAPH.value
     config.value.wl_vocabulary = _VALUE_WL_VOCABULARY.value
+    config.value.goal_paths = _VALUE_GOAL_PATHS.value
     config.ensemble.members = members
     if rounds == 0 and alternatives == 0 and walks == 0:
         if (run / CONFIG_FILE).exists():

@@ -27,8 +27,9 @@ Two questions more, for choosing features:
   unless `:set`), their vocabulary collected from the same training states; `run` (the default)
   is the run's own cost-to-go features. It prints each one's dimension, the share of held-out
   colour occurrences outside its vocabulary, and wlplan's time per held-out state (decoding's
-  `wl_fast` is faster, for the run's WL features only). `run+lwl2:ploig:1` puts two side by side
-  (for analysis, not `--search_splits`): does a second family add what the first cannot express?
+  `wl_fast` is faster, for the run's WL features only). `paths:<length>` is goal paths
+  (`embedding/goal_paths.py`: how each unreached goal's objects are joined, which WL colours cannot
+  see), and `run+paths:4` puts two families side by side: does the second add what the first misses?
 * `--search_splits=large,large-more` (of `--search_root`, our own problems; never a test split):
   each fitted function, as the run's cost-to-go with its features, guides the run's best-first
   search on those problems (`--budget`, `--value_weight`, `--path_weight`; default: the run's
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import pathlib
 import time
 from collections.abc import Callable, Sequence
@@ -48,16 +50,17 @@ import numpy as np
 import scipy.optimize
 from absl import flags
 
-from benchmarks.common import decode_split, define_best_first_flags, parse_features, print_header, refuse_test_splits
+from benchmarks.common import decode_split, define_best_first_flags, fit_features, print_header, refuse_test_splits
 from statecentric_jax.cli import run_main
 from statecentric_jax.embedding.datasets import trajectories_path
 from statecentric_jax.embedding.encoders import Encoder, Pair, WLEncoder
+from statecentric_jax.embedding.side_by_side import SideBySide
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments.aggregation import AGGREGATION_DIR
 from statecentric_jax.experiments.pipeline import cache_dirs
 from statecentric_jax.learning.ensemble import load_run
 from statecentric_jax.learning.train import LoadedModel
-from statecentric_jax.learning.value import RidgeCostToGo
+from statecentric_jax.learning.value import RidgeCostToGo, features_encoder
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import Task, load_task
 from statecentric_jax.problems.plan_generation import read_trajectories
@@ -67,7 +70,7 @@ _RANK_WEIGHTS = flags.DEFINE_list("rank_weights", ["0", "1", "10", "100"], "Weig
 _FEATURES = flags.DEFINE_list(
     "features",
     ["run"],
-    "run (the run's cost-to-go features) and/or <algorithm>:<graph>:<iterations>[:set] (wlplan); '+' joins two.",
+    "run (the run's cost-to-go features), <algorithm>:<graph>:<iterations>[:set] (wlplan), paths:<length>; '+' joins.",
 )
 _HELD_OUT = flags.DEFINE_list("held_out", [], "trajectories.jsonl files of plans to order, not fitted on.")
 _SEARCH_ROOT = flags.DEFINE_string(
@@ -140,75 +143,98 @@ def load_plans(records: list[dict]) -> list[Plan]:
     return plans
 
 
-def orderings(plans: list[Plan], embed: Embed) -> Orderings:
-    """Every plan's states and their siblings, embedded as decoding embeds them (with their parents)."""
-    pairs: list[Pair] = []
-    parents: list[frozenset[str] | None] = []
-    sibling_pairs: list[Pair] = []
-    sibling_parents: list[frozenset[str] | None] = []
-    steps_left, along, against = [], [], []
+@dataclasses.dataclass
+class PlanPairs:
+    """Every plan's states and their siblings as (task, state) pairs with their parents, before embedding."""
+
+    pairs: list[Pair]
+    parents: list[frozenset[str] | None]
+    sibling_pairs: list[Pair]
+    sibling_parents: list[frozenset[str] | None]
+    steps_left: list[int]
+    along: list[tuple[int, int]]
+    against: list[tuple[int, int]]
+
+    def __len__(self) -> int:
+        return len(self.pairs) + len(self.sibling_pairs)
+
+
+def plan_pairs(plans: list[Plan]) -> PlanPairs:
+    """The pairs `orderings` embeds, built once for every feature family."""
+    out = PlanPairs([], [], [], [], [], [], [])
     for task, generator, states in plans:
-        first = len(pairs)
+        first = len(out.pairs)
         for t, state in enumerate(states):
-            pairs.append((task, state))
-            parents.append(states[t - 1] if t else None)
-            steps_left.append(len(states) - 1 - t)
+            out.pairs.append((task, state))
+            out.parents.append(states[t - 1] if t else None)
+            out.steps_left.append(len(states) - 1 - t)
         for t in range(len(states) - 1):
-            along.append((first + t + 1, first + t))
+            out.along.append((first + t + 1, first + t))
             for _, successor in generator.successors(states[t]):
                 if successor not in (states[t], states[t + 1]):
-                    against.append((first + t + 1, len(sibling_pairs)))
-                    sibling_pairs.append((task, successor))
-                    sibling_parents.append(states[t])
+                    out.against.append((first + t + 1, len(out.sibling_pairs)))
+                    out.sibling_pairs.append((task, successor))
+                    out.sibling_parents.append(states[t])
+    return out
+
+
+def orderings(plans: PlanPairs, embed: Embed) -> Orderings:
+    """The plans' states and siblings, embedded as decoding embeds them (with their parents)."""
     start = time.perf_counter()
-    features, unseen = embed(pairs, parents)
-    sibling_features, sibling_unseen = embed(sibling_pairs, sibling_parents)
+    features, unseen = embed(plans.pairs, plans.parents)
+    sibling_features, sibling_unseen = embed(plans.sibling_pairs, plans.sibling_parents)
     seconds = time.perf_counter() - start
-    count = len(pairs) + len(sibling_pairs)
     return Orderings(
         np.asarray(features, np.float64),
-        np.asarray(steps_left, np.float64),
+        np.asarray(plans.steps_left, np.float64),
         np.asarray(sibling_features, np.float64),
-        np.asarray(along, np.int64).reshape(-1, 2),
-        np.asarray(against, np.int64).reshape(-1, 2),
-        (unseen * len(pairs) + sibling_unseen * len(sibling_pairs)) / max(count, 1),
-        seconds / max(count, 1),
+        np.asarray(plans.along, np.int64).reshape(-1, 2),
+        np.asarray(plans.against, np.int64).reshape(-1, 2),
+        (unseen * len(plans.pairs) + sibling_unseen * len(plans.sibling_pairs)) / max(len(plans), 1),
+        seconds / max(len(plans), 1),
     )
 
 
-def feature_embedding(run: LoadedModel, spec: str, training: list[Plan]) -> tuple[Embed, int, Encoder | None]:
-    """The embedding `spec` names, its dimension, and the encoder a cost-to-go on it embeds with (None:
-    the transition model's, as the run's cost-to-go may): the run's own, or WL fitted on the training plans.
-    `a+b`: the two side by side, for analysis only (no encoder; its unseen share is the larger of theirs)."""
+def refuse_what_would_not_fit(spec: str, states: int, dim: int) -> None:
+    """A one-line error before the work, where the features (float64, held about three times over while
+    fitting) would outgrow the memory free now; otherwise the kernel ends the benchmark without a word."""
+    needed = 3 * 8 * states * dim
+    free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if needed > free:
+        raise InputError(
+            "--features",
+            f"'{spec}': {states:,} states x {dim:,} features need about {needed / 2**30:.1f} GiB,"
+            f" {free / 2**30:.1f} GiB free (fewer iterations or --held_out plans)",
+        )
+
+
+def feature_embedding(run: LoadedModel, spec: str, training: list[Plan]) -> tuple[Encoder, Encoder | None]:
+    """The encoder `spec` names, and the one a cost-to-go on it embeds with in search (None: the transition
+    model's, as the run's cost-to-go may): the run's own, goal paths (`paths:<length>`,
+    `embedding/goal_paths.py`) or WL fitted on the training plans; `a+b` side by side."""
     if "+" in spec:
-        parts = [feature_embedding(run, part, training) for part in spec.split("+")]
-
-        def side_by_side(pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None]) -> tuple[np.ndarray, float]:
-            embedded = [embed(pairs, parents) for embed, _, _ in parts]
-            return np.hstack([features for features, _ in embedded]), max(unseen for _, unseen in embedded)
-
-        return side_by_side, sum(dim for _, dim, _ in parts), None
-    if spec == "run":
+        joined = SideBySide([feature_embedding(run, part, training)[0] for part in spec.split("+")])
+        return joined, joined
+    if spec == "run":  # its φ(s) (main refuses [φ(s), φ(g)]) and goal paths, if any
         assert run.cost_to_go is not None  # main refuses a run without one
-        encoder = run.cost_to_go.encoder or run.encoder  # its φ(s) (main refuses [φ(s), φ(g)])
-        return encoder.embed_with_unseen, encoder.dim, run.cost_to_go.encoder
-    plans = [(task, states) for task, _, states in training]
-    fitted = WLEncoder.fit(run.config.data.domain, plans, parse_features(spec))
-    fitted.use_fast = False  # one implementation for every spec, so their times compare
-    return fitted.embed_with_unseen, fitted.dim, fitted
+        features = features_encoder(run.cost_to_go.encoder or run.encoder, run.cost_to_go.goal_paths)
+        return features, None if features is run.encoder else features
+    fitted = fit_features(spec, run.config.data.domain, [(task, states) for task, _, states in training])
+    return fitted, fitted
 
 
 def search_cells(run: LoadedModel, cost_to_go: RidgeCostToGo) -> list[str]:
     """Solved problems (mean plan length) of each --search_splits, best-first with `cost_to_go`."""
-    if isinstance(cost_to_go.encoder, WLEncoder):
-        cost_to_go.encoder.use_fast = True  # the same vectors as wlplan's, faster; its times were taken already
+    for part in cost_to_go.encoder.parts if isinstance(cost_to_go.encoder, SideBySide) else [cost_to_go.encoder]:
+        if isinstance(part, WLEncoder):
+            part.use_fast = True  # the same vectors as wlplan's, faster; its times were taken already
     settings = _SETTINGS(run)
     cells = []
     for split in _SEARCH_SPLITS.value:
-        checked, _ = decode_split(run, _SEARCH_ROOT.value, run.config.data.domain, split, settings, cost_to_go)
+        checked, seconds = decode_split(run, _SEARCH_ROOT.value, run.config.data.domain, split, settings, cost_to_go)
         lengths = [len(r.plan) for r in checked if r.solved]
         mean = sum(lengths) / len(lengths) if lengths else math.nan
-        cells.append(f"{len(lengths)}/{len(checked)} ({mean:.1f})")
+        cells.append(f"{len(lengths)}/{len(checked)} ({mean:.1f}; {seconds:.0f} s)")
     return cells
 
 
@@ -245,8 +271,6 @@ def fit(data: Orderings, alpha: float, rank_weight: float) -> tuple[np.ndarray, 
 def main(argv):
     del argv
     refuse_test_splits("--search_splits", _SEARCH_SPLITS.value)
-    if _SEARCH_SPLITS.value and any("+" in spec for spec in _FEATURES.value):
-        raise InputError("--features", "features side by side ('+') are for analysis; no search reads them")
     run = load_run(_RUN.value)
     if run.cost_to_go is None:
         raise InputError(_RUN.value, "this run has no cost-to-go (config value.kind is none)")
@@ -255,12 +279,15 @@ def main(argv):
     training = load_plans(training_records(run, _RUN.value))
     held_out = load_plans([record for path in _HELD_OUT.value for record in read_trajectories(path)])
     print(f"{len(training)} training plans, {len(held_out)} held-out plans")
-    print_header([*COLUMNS, *(f"search {split}: solved (mean length)" for split in _SEARCH_SPLITS.value)])
+    training_pairs, held_out_pairs = plan_pairs(training), plan_pairs(held_out)
+    print_header([*COLUMNS, *(f"search {split}: solved (mean length; decoding s)" for split in _SEARCH_SPLITS.value)])
     ties = []
     for spec in _FEATURES.value:
-        embed, dim, encoder = feature_embedding(run, spec, training)
-        data = orderings(training, embed)
-        test = orderings(held_out, embed) if held_out else None
+        features, encoder = feature_embedding(run, spec, training)
+        dim = features.dim
+        refuse_what_would_not_fit(spec, len(training_pairs) + len(held_out_pairs), dim)
+        data = orderings(training_pairs, features.embed_with_unseen)
+        test = orderings(held_out_pairs, features.embed_with_unseen) if held_out else None
         for rank_weight in (float(w) for w in _RANK_WEIGHTS.value):
             w, b = fit(data, run.cost_to_go.alpha, rank_weight)
             cells = [spec, str(dim), f"{rank_weight:g}", *(f"{x:.3f}" for x in data.shares(w, b))]

@@ -503,17 +503,19 @@ def _own_phi_fitted(
 ) -> value.ValueData:
     """`value.wl_vocabulary=fitted`: the cost-to-go's own φ with its colours collected from every state it is
     fitted on (the train and validation plans and the aggregated trajectories), and both splits embedded with
-    it. Colours that only the aggregated states show would otherwise be dropped as unseen."""
-    assert isinstance(value_data.encoder, WLEncoder)  # an own φ is WL (config.check)
+    it (goal paths, if any, beside it as before). Colours that only the aggregated states show would otherwise
+    be dropped as unseen."""
+    assert isinstance(value_data.phi, WLEncoder)  # an own φ is WL (config.check)
     domain = config.data.domain
     loaded = {
         s: datasets.load_split_tasks(config.data.pddl_root, plans_dir, domain, s) for s in ("train", "validation")
     }
     tasks = _source_tasks(records)
     aggregated = [(tasks[r["source_file"]], [frozenset(state) for state in r["states"]]) for r in records]
-    encoder = WLEncoder.fit(domain, loaded["train"] + loaded["validation"] + aggregated, value_data.encoder.settings)
-    embedded = {s: datasets.embed_loaded(encoder, loaded[s], domain, "wl", s) for s in loaded}
-    return value.ValueData(embedded["train"], embedded["validation"], encoder)
+    phi = WLEncoder.fit(domain, loaded["train"] + loaded["validation"] + aggregated, value_data.phi.settings)
+    features = value.features_encoder(phi, value_data.goal_paths)
+    embedded = {s: datasets.embed_loaded(features, loaded[s], domain, features.kind, s) for s in loaded}
+    return dataclasses.replace(value_data, train=embedded["train"], validation=embedded["validation"], phi=phi)
 
 
 def _retrain(
@@ -527,8 +529,9 @@ def _retrain(
 ) -> float:
     """Train the transition model and the cost-to-go again on the expert data of the rounds up to round_index
     (`aggregation.retrain=value`: the cost-to-go only; the transition model stays the one trained first).
-    A cost-to-go with its own φ (`value_data`) gets the new trajectories embedded with its own encoder
-    (with `value.wl_vocabulary=fitted`, one whose colours are collected again, from them too)."""
+    A cost-to-go with data of its own (`value_data`: its own φ, or goal paths beside φ) gets the new
+    trajectories embedded as it reads them (with an own φ and `value.wl_vocabulary=fitted`, by one whose
+    colours are collected again, from them too)."""
     start = time.perf_counter()
     records = [
         record
@@ -537,11 +540,11 @@ def _retrain(
         for record in read_trajectories(workdir / AGGREGATION_DIR / f"round{k}" / "trajectories.jsonl")
     ]
     if value_data is not None:
-        if config_lib.value_wl_vocabulary(config) == "fitted" and records:
+        if value_data.own and config_lib.value_wl_vocabulary(config) == "fitted" and records:
             value_data = _own_phi_fitted(config, plans_dir, value_data, records)
         value_data = dataclasses.replace(value_data, train=_extended(value_data.train, records, value_data.encoder))
     if config_lib.aggregation_retrain(config) == "value":
-        # the transition model's embedding of the new data is read only by a cost-to-go without its own φ
+        # the transition model's embedding of the new data is read only by a cost-to-go without data of its own
         extended = splits["train"] if value_data is not None else _extended(splits["train"], records, encoder)
         cost_to_go, fitted = train.fit_cost_to_go(config, extended, splits["validation"], value_data)
         cost_to_go.save(workdir)

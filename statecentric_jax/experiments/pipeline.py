@@ -31,6 +31,7 @@ from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding import datasets
 from statecentric_jax.embedding.encoders import Encoder, WLSettings
+from statecentric_jax.embedding.goal_paths import GoalPathEncoder
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import aggregation, evaluation
 from statecentric_jax.learning import ensemble, train, value
@@ -78,24 +79,36 @@ def prepare_data(config: ml_collections.ConfigDict) -> tuple[dict[str, datasets.
 
 
 def prepare_value_data(config: ml_collections.ConfigDict) -> value.ValueData | None:
-    """The train/validation splits embedded for a cost-to-go with its own φ (cached); None without one.
-    Call after `prepare_data`, which makes the plans."""
-    if config_lib.value_embedding(config) != "own":
+    """The train/validation splits embedded as a cost-to-go with its own φ (cached) or with goal paths beside
+    φ reads them; None for one that reads the transition model's splits. Call after `prepare_data`, which
+    makes the plans (and the transition model's encoder)."""
+    own, length = config_lib.value_embedding(config) == "own", config_lib.value_goal_paths(config)
+    if not own and not length:
         return None
-    settings = WLSettings(
-        iterations=config.value.wl_iterations,
-        multiset_hash=config.value.wl_multiset_hash,
-        algorithm=config_lib.value_wl_algorithm(config),
-        graph=config_lib.value_wl_graph(config),
-    )
-    plans_dir, dataset_dir = cache_dirs(config)
-    hashing = "multiset" if settings.multiset_hash else "set"
-    variant = "" if (settings.algorithm, settings.graph) == ("wl", "ilg") else f"-{settings.algorithm}-{settings.graph}"
-    out = dataset_dir.parent / f"value-wl{settings.iterations}-{hashing}{variant}"
-    splits = datasets.build_dataset(
-        config.data.pddl_root, plans_dir, config.data.domain, "wl", out, TRAINING_SPLITS, settings
-    )
-    return value.ValueData(splits["train"], splits["validation"], datasets.load_dataset_encoder(out))
+    plans_dir, phi_dir = cache_dirs(config)  # φ: the transition model's, unless its own
+    if own:
+        settings = WLSettings(
+            iterations=config.value.wl_iterations,
+            multiset_hash=config.value.wl_multiset_hash,
+            algorithm=config_lib.value_wl_algorithm(config),
+            graph=config_lib.value_wl_graph(config),
+        )
+        hashing = "multiset" if settings.multiset_hash else "set"
+        graph = (settings.algorithm, settings.graph)
+        variant = "" if graph == ("wl", "ilg") else f"-{settings.algorithm}-{settings.graph}"
+        phi_dir = phi_dir.parent / f"value-wl{settings.iterations}-{hashing}{variant}"
+        splits = datasets.build_dataset(
+            config.data.pddl_root, plans_dir, config.data.domain, "wl", phi_dir, TRAINING_SPLITS, settings
+        )
+        if not length:
+            return value.ValueData(splits["train"], splits["validation"], datasets.load_dataset_encoder(phi_dir), True)
+    phi = datasets.load_dataset_encoder(phi_dir)
+    domain = config.data.domain
+    loaded = {s: datasets.load_split_tasks(config.data.pddl_root, plans_dir, domain, s) for s in TRAINING_SPLITS}
+    goal_paths = GoalPathEncoder.fit(domain, loaded["train"], length)  # its vocabulary: the training states'
+    features = value.features_encoder(phi, goal_paths)
+    embedded = {s: datasets.embed_loaded(features, loaded[s], domain, features.kind, s) for s in TRAINING_SPLITS}
+    return value.ValueData(embedded["train"], embedded["validation"], phi, own, goal_paths)
 
 
 def resolved(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:

@@ -4,7 +4,8 @@ A workdir holds:
 
   checkpoint/       the model: an orbax checkpoint (LSTM) or checkpoint/model.ubj (XGBoost)
   encoder.json      the state encoder the data was embedded with
-  value.npz         the cost-to-go, if the config has one (learning/value.py; value_encoder.json: its own φ)
+  value.npz         the cost-to-go, if the config has one (learning/value.py; value_encoder.json: its own φ;
+                    value_goal_paths.json: goal paths beside φ)
   metrics.jsonl     one line per epoch (LSTM) or boosting round (XGBoost): train and validation loss
   model_size.json   LSTM parameter count, or XGBoost tree nodes / trees / rounds
   training.json     trained_together_seeds (LSTM, one vmapped program) or trained_once_for_seeds (XGBoost)
@@ -143,14 +144,15 @@ def fit_cost_to_go(
     validation: EmbeddedSplit,
     value_data: value.ValueData | None,
 ) -> tuple[value.RidgeCostToGo, dict]:
-    """The configured cost-to-go, on the transition model's embedded splits or on its own (`value_data`)."""
-    if config_lib.value_embedding(config) != "own":
+    """The configured cost-to-go, on the transition model's embedded splits or on its own (`value_data`: its
+    own φ, or goal paths beside φ)."""
+    if config_lib.value_embedding(config) != "own" and not config_lib.value_goal_paths(config):
         return value.fit(train, validation, config.value.alpha, config.value.features)
     if value_data is None:
-        raise InputError(None, "config value.embedding='own' needs its data: pipeline.prepare_value_data")
-    return value.fit(
-        value_data.train, value_data.validation, config.value.alpha, config.value.features, value_data.encoder
-    )
+        raise InputError(None, "config value.embedding='own' or value.goal_paths needs its data: prepare_value_data")
+    own = value_data.phi if value_data.own else None
+    alpha, features = config.value.alpha, config.value.features
+    return value.fit(value_data.train, value_data.validation, alpha, features, own, value_data.goal_paths)
 
 
 def _write(
@@ -211,6 +213,6 @@ def load_model(workdir: str | os.PathLike, domain: str | None = None, encoding: 
     encoder = load_encoder(workdir / ENCODER_FILE, domain=config.data.domain, kind=config.data.encoding)
     kind = config.model.kind
     model = _KINDS[kind].load(workdir / CHECKPOINT_DIR, encoder.dim, config.model.mode, config[kind])
-    own = config_lib.value_embedding(config) == "own"
-    cost_to_go = value.load(workdir, own) if config_lib.value_kind(config) != "none" else None
+    own, goal_paths = config_lib.value_embedding(config) == "own", config_lib.value_goal_paths(config) > 0
+    cost_to_go = value.load(workdir, own, goal_paths) if config_lib.value_kind(config) != "none" else None
     return LoadedModel(model, encoder, config, cost_to_go)

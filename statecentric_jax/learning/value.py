@@ -14,9 +14,13 @@ cost-to-go's own, with other iterations or hashing (`ValueData`): a heuristic ma
 features than a next-state predictor. Decoding then embeds each new state once more, for it.
 Its colours come from the training plans, or (`value.wl_vocabulary=fitted`) from every state it
 is fitted on, aggregated ones too (`experiments/aggregation.py`): finer colours need more states.
+Goal paths (`value.goal_paths`, `embedding/goal_paths.py`) may stand beside either φ: they tell
+apart states that no function of 1-WL colours can (a package in the truck of its goal city or in
+another one).
 
 On disk: `<workdir>/value.npz` with `weights` [2D] (zeros on φ(g) for `state`), `bias`,
-`alpha` and `format`; with an own embedding also `<workdir>/value_encoder.json`, its encoder.
+`alpha` and `format`; with an own embedding also `<workdir>/value_encoder.json`, its encoder;
+with goal paths also `<workdir>/value_goal_paths.json`, their vocabulary (the last columns of D).
 """
 
 from __future__ import annotations
@@ -33,10 +37,13 @@ import numpy as np
 from statecentric_jax.atomic import replace_atomically
 from statecentric_jax.embedding.datasets import EmbeddedSplit
 from statecentric_jax.embedding.encoders import Encoder, Pair, load_encoder
+from statecentric_jax.embedding.goal_paths import GoalPathEncoder
+from statecentric_jax.embedding.side_by_side import SideBySide
 from statecentric_jax.errors import InputError
 
 VALUE_FILE = "value.npz"
 ENCODER_FILE = "value_encoder.json"
+GOAL_PATHS_FILE = "value_goal_paths.json"
 _FORMAT = 1
 
 
@@ -57,11 +64,24 @@ def labelled_rows(split: EmbeddedSplit, features: str = "state_goal") -> tuple[n
 
 @dataclasses.dataclass
 class ValueData:
-    """The expert trajectories the cost-to-go is fitted on, embedded with its own encoder."""
+    """The expert trajectories the cost-to-go is fitted on, embedded as it reads them: with its φ (`own`:
+    its own; else the transition model's) and the goal paths beside it, if any."""
 
     train: EmbeddedSplit
     validation: EmbeddedSplit
-    encoder: Encoder
+    phi: Encoder
+    own: bool
+    goal_paths: GoalPathEncoder | None = None
+
+    @property
+    def encoder(self) -> Encoder:
+        """What embeds more states for it (aggregated trajectories)."""
+        return features_encoder(self.phi, self.goal_paths)
+
+
+def features_encoder(phi: Encoder, goal_paths: GoalPathEncoder | None) -> Encoder:
+    """φ, with the goal paths beside it if any: the features a cost-to-go is fitted on."""
+    return phi if goal_paths is None else SideBySide([phi, goal_paths])
 
 
 @dataclasses.dataclass
@@ -70,18 +90,21 @@ class RidgeCostToGo:
     bias: float
     alpha: float
     encoder: Encoder | None = None  # its own φ; None: the transition model's
+    goal_paths: GoalPathEncoder | None = None  # beside φ, the last columns
 
     def embed(
         self, pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None], embeddings: np.ndarray
     ) -> np.ndarray:
-        """Its features of (task, state) pairs: the transition model's `embeddings` of them, or its own."""
-        if self.encoder is None:
-            return embeddings
-        return np.asarray(self.encoder.embed(pairs, parents), np.float32)
+        """Its features of (task, state) pairs: the transition model's `embeddings` of them, or its own φ;
+        with goal paths beside."""
+        phi = embeddings if self.encoder is None else np.asarray(self.encoder.embed(pairs, parents), np.float32)
+        if self.goal_paths is None:
+            return phi
+        return np.hstack([phi, self.goal_paths.embed(pairs)])
 
     def estimate(self, states: np.ndarray, goals: np.ndarray) -> np.ndarray:
         """Remaining steps for each (state, goal) row, never below zero."""
-        if self.encoder is not None:  # its own φ(s) alone (config.check): the weights on φ(g) are zero
+        if self.encoder is not None or self.goal_paths is not None:  # φ(s) alone (config.check): zero on φ(g)
             goals = np.zeros_like(states)
         features = np.concatenate([np.asarray(states, np.float64), np.asarray(goals, np.float64)], axis=1)
         return self.predict(features).astype(np.float32)
@@ -95,10 +118,11 @@ class RidgeCostToGo:
                 np.savez(f, weights=self.weights, bias=self.bias, alpha=self.alpha, format=_FORMAT)
 
         replace_atomically(pathlib.Path(directory) / VALUE_FILE, write)
-        if self.encoder is not None:
-            self.encoder.save(pathlib.Path(directory) / ENCODER_FILE)
-        else:
-            (pathlib.Path(directory) / ENCODER_FILE).unlink(missing_ok=True)
+        for encoder, name in ((self.encoder, ENCODER_FILE), (self.goal_paths, GOAL_PATHS_FILE)):
+            if encoder is not None:
+                encoder.save(pathlib.Path(directory) / name)
+            else:
+                (pathlib.Path(directory) / name).unlink(missing_ok=True)
 
 
 def _ridge(features: np.ndarray, targets: np.ndarray, alpha: float) -> RidgeCostToGo:
@@ -110,10 +134,16 @@ def _ridge(features: np.ndarray, targets: np.ndarray, alpha: float) -> RidgeCost
 
 
 def fit(
-    train: EmbeddedSplit, validation: EmbeddedSplit, alpha: float, features: str, encoder: Encoder | None = None
+    train: EmbeddedSplit,
+    validation: EmbeddedSplit,
+    alpha: float,
+    features: str,
+    encoder: Encoder | None = None,
+    goal_paths: GoalPathEncoder | None = None,
 ) -> tuple[RidgeCostToGo, dict]:
     """The ridge fit on both splits, and its validation error when fitted on `train` alone (for the log).
-    `encoder`: the splits were embedded with the cost-to-go's own encoder, not the transition model's."""
+    `encoder`: the splits were embedded with the cost-to-go's own φ, not the transition model's;
+    `goal_paths`: with goal paths beside φ."""
     if not alpha > 0:
         raise InputError(None, f"value.alpha must be a positive ridge strength, not {alpha}")
     if features not in FEATURES:
@@ -122,20 +152,24 @@ def fit(
     x_val, y_val = labelled_rows(validation, features)
     held_out = float(np.mean((_ridge(x_train, y_train, alpha).predict(x_val) - y_val) ** 2))
     model = _ridge(np.concatenate([x_train, x_val]), np.concatenate([y_train, y_val]), alpha)
-    model.encoder = encoder
-    dim = None if encoder is None else encoder.dim
-    return model, {"alpha": alpha, "features": features, "own_dim": dim, "validation_mse_fit_on_train": held_out}
+    model.encoder, model.goal_paths = encoder, goal_paths
+    dims = {"own_dim": None if encoder is None else encoder.dim}
+    if goal_paths is not None:
+        dims["goal_paths_dim"] = goal_paths.dim
+    return model, {"alpha": alpha, "features": features, **dims, "validation_mse_fit_on_train": held_out}
 
 
-def load(directory: str | os.PathLike, own_embedding: bool = False) -> RidgeCostToGo:
-    """The cost-to-go saved in `directory`; `own_embedding`: with its own encoder (config value.embedding)."""
+def load(directory: str | os.PathLike, own_embedding: bool = False, goal_paths: bool = False) -> RidgeCostToGo:
+    """The cost-to-go saved in `directory`; `own_embedding`: with its own encoder (config value.embedding);
+    `goal_paths`: with goal paths beside φ (config value.goal_paths)."""
     path = pathlib.Path(directory) / VALUE_FILE
     encoder = load_encoder(pathlib.Path(directory) / ENCODER_FILE) if own_embedding else None
+    paths = GoalPathEncoder.load(pathlib.Path(directory) / GOAL_PATHS_FILE) if goal_paths else None
     try:
         with np.load(path) as data:
             if int(data["format"]) != _FORMAT:
                 raise InputError(path, f"value model format {int(data['format'])}, expected {_FORMAT}")
-            return RidgeCostToGo(data["weights"], float(data["bias"]), float(data["alpha"]), encoder)
+            return RidgeCostToGo(data["weights"], float(data["bias"]), float(data["alpha"]), encoder, paths)
     except FileNotFoundError:
         raise InputError(path, "no value model here (config value.kind is set, but it was not trained)") from None
     except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as e:

@@ -12,6 +12,7 @@ from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import aggregation, evaluation, pipeline
 from statecentric_jax.learning import train
 from statecentric_jax.learning.value import ENCODER_FILE as VALUE_ENCODER_FILE
+from statecentric_jax.learning.value import GOAL_PATHS_FILE as VALUE_GOAL_PATHS_FILE
 from statecentric_jax.learning.value import VALUE_FILE
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
@@ -294,6 +295,44 @@ def test_a_cost_to_go_with_its_own_embedding_is_refitted_on_it(root, tmp_path, a
     explored = evaluation.evaluate(run, "validation", exploration="novelty", out_dir=tmp_path / "novelty")
     assert (result["exploration"], explored["exploration"]) == ("none", "novelty")
     assert explored["fingerprint"] != result["fingerprint"]  # other settings: decoded again, never reused
+
+
+@pytest.mark.parametrize("embedding,vocabulary", [("model", "plans"), ("own", "fitted")])
+def test_goal_paths_beside_the_cost_to_go_phi_are_refitted_saved_and_read_in_decoding(
+    root, tmp_path, embedding, vocabulary
+):
+    config = make_config(root, tmp_path / "cache", rounds=1)
+    config.value.kind, config.aggregation.retrain, config.decode.strategy = "ridge", "value", "best_first"
+    config.value.embedding, config.value.wl_iterations, config.value.wl_vocabulary = embedding, 2, vocabulary
+    config.value.goal_paths = 2
+    run = tmp_path / "run"
+    pipeline.train_from_config(config, run)
+
+    loaded = train.load_model(run)
+    cost_to_go = loaded.cost_to_go
+    paths = cost_to_go.goal_paths
+    assert paths is not None and paths.length == 2 and (run / VALUE_GOAL_PATHS_FILE).is_file()
+    assert (cost_to_go.encoder is None) == (embedding == "model")
+    phi = cost_to_go.encoder or loaded.encoder
+    assert paths.dim > 1 and cost_to_go.weights.shape == (2 * (phi.dim + paths.dim),)
+    assert cost_to_go.weights[phi.dim : phi.dim + paths.dim].any()  # the fit reads the goal paths
+    summary = json.loads((run / aggregation.SUMMARY_FILE).read_text())
+    assert sum(summary["rounds"][0]["extra_trajectories"].values()) > 0
+
+    # Decoding reads [φ(s), goal paths(s)] of each new state, and estimates from those alone.
+    task = load_task(root / "blocks/domain.pddl", sorted((root / "blocks/validation").glob("*.pddl"))[0])
+    children = [state for _, state in SuccessorGenerator(task).successors(task.init)]
+    pairs, parents = [(task, state) for state in children], [task.init] * len(children)
+    features = cost_to_go.embed(pairs, parents, loaded.encoder.embed(pairs, parents))
+    assert np.array_equal(features, np.hstack([phi.embed(pairs), paths.embed(pairs)]))
+    width = phi.dim + paths.dim
+    expected = np.maximum(features @ cost_to_go.weights[:width] + cost_to_go.bias, 0)
+    np.testing.assert_allclose(cost_to_go.estimate(features, np.ones_like(features)), expected, rtol=1e-5)
+    assert evaluation.evaluate(run, "validation")["problems"] == 2
+
+    (run / VALUE_GOAL_PATHS_FILE).write_text("{}")
+    with pytest.raises(InputError, match="corrupt goal-path encoder file"):
+        train.load_model(run)
 
 
 @pytest.mark.parametrize(

@@ -153,6 +153,8 @@ def test_one_recommended_config_per_domain_beside_the_paper_one():
         assert config_lib.random_walks(config) == settings.random_walks and config_lib.random_walks(paper) == 0
         assert config_lib.aggregation_retrain(config) == "value" and paper.aggregation.rounds == 0
         assert (config.value.embedding == "own") == (settings.value_wl_iterations > 0)
+        assert config_lib.value_goal_paths(config) == settings.value_goal_paths
+        assert paper.value.goal_paths == 0  # the paper's cost-to-go-free config leaves it off
         # the README's strategy-only ablation
         config.value.kind, config.aggregation.rounds, config.aggregation.random_walks = "none", 0, 0
         config_lib.check(config)

@@ -65,9 +65,12 @@ def test_a_run_with_a_value_model_loads_it(tmp_path, monkeypatch):
         ({"embedding": "own", "features": "state_goal"}, "reads φ\\(s\\) alone"),
         ({"embedding": "own", "wl_algorithm": "3wl"}, "value.wl_algorithm='3wl' is not one of wl, lwl2"),
         ({"embedding": "own", "wl_graph": "slg"}, "value.wl_graph='slg' is not one of ilg, ploig"),
+        ({"goal_paths": -1}, "value.goal_paths=-1 must be an integer >= 0"),
+        ({"goal_paths": True}, "value.goal_paths=True must be an integer >= 0"),
+        ({"goal_paths": 4, "features": "state_goal"}, "value.goal_paths reads φ\\(s\\) alone"),
     ],
 )
-def test_bad_own_embedding_settings_are_one_line(settings, reason):
+def test_bad_cost_to_go_embedding_settings_are_one_line(settings, reason):
     config = small_config("xgb")
     config.value.kind = "ridge"
     config.value.update(settings)
@@ -75,8 +78,10 @@ def test_bad_own_embedding_settings_are_one_line(settings, reason):
         config_lib.check(config)
 
 
-def test_an_own_embedding_needs_its_data():
+@pytest.mark.parametrize("settings", [{"embedding": "own"}, {"goal_paths": 4}])
+def test_an_own_embedding_or_goal_paths_need_their_data(settings):
     config = small_config("xgb")
-    config.value.kind, config.value.embedding = "ridge", "own"
+    config.value.kind = "ridge"
+    config.value.update(settings)
     with pytest.raises(InputError, match="needs its data"):
         train.fit_cost_to_go(config, TRAIN, VALIDATION, None)

@@ -1,0 +1,164 @@
+"""Goal paths: how each goal atom's objects are joined in a state, counted over the goals not yet reached.
+
+WL colours see a node's surroundings as a tree, so no function of them tells a package in the truck
+of its goal city from one in a truck elsewhere when the rest looks alike (`benchmarks/expressivity.py`).
+For each goal atom that does not hold, this embedding takes the set of edge-label sequences (at most
+`length` edges) along which the atom's last object reaches its first in the state's object graph:
+objects as nodes, each atom of two or more arguments (static or fluent) an edge between each pair of
+its arguments, labelled by the predicate, the two positions and the direction. The embedding counts
+the goals per (predicate, set of sequences). Its vocabulary, those of the training states, does not
+grow with the problem; the counts grow with the number of goals, as a cost-to-go should. φ(g) is
+zero: in the goal, every goal atom holds.
+
+On disk: one JSON file with `length` and the vocabulary, each entry a predicate and its sorted
+label sequences (`GoalPathEncoder.load`).
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import json
+import os
+import pathlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from statecentric_jax.atomic import replace_atomically
+from statecentric_jax.embedding.encoders import Encoder, Pair, TasksAndTrajectories, _common_predicates
+from statecentric_jax.errors import InputError
+from statecentric_jax.planning.tasks import Task, atom_arguments, atom_predicate
+
+Label = str
+Walk = tuple[Label, ...]  # the edge labels along one walk
+GoalPath = tuple[str, tuple[Walk, ...]]  # (goal predicate, its sorted label sequences)
+Edges = dict[str, list[tuple[Label, str]]]  # each object's labelled neighbours
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _atom_edges(atom: str) -> tuple[tuple[str, Label, str], ...]:
+    """One edge per pair of the atom's arguments, both directions (atoms recur across states: cached)."""
+    name, args = atom_predicate(atom), atom_arguments(atom)
+    return tuple(
+        edge
+        for i in range(len(args))
+        for j in range(i + 1, len(args))
+        for edge in ((args[i], f"{name}:{i}>{j}", args[j]), (args[j], f"{name}:{j}>{i}", args[i]))
+    )
+
+
+def _edges(atoms: frozenset[str]) -> Edges:
+    """The object graph of `atoms`."""
+    edges: Edges = collections.defaultdict(list)
+    for atom in atoms:
+        for source, label, target in _atom_edges(atom):
+            edges[source].append((label, target))
+    return edges
+
+
+_static_edges = functools.lru_cache(maxsize=64)(_edges)  # a task's static atoms join every state's graph
+
+
+def _sequences(graphs: tuple[Edges, Edges], source: str, length: int) -> dict[str, set[Walk]]:
+    """Every object reached from `source` within `length` edges of either graph, with the label sequences
+    that reach it."""
+    reached: dict[str, set[Walk]] = collections.defaultdict(set)
+    frontier: dict[str, set[Walk]] = {source: {()}}
+    for _ in range(length):
+        step: dict[str, set[Walk]] = collections.defaultdict(set)
+        for node, sequences in frontier.items():
+            for edges in graphs:
+                for label, neighbour in edges.get(node, ()):
+                    step[neighbour].update((*sequence, label) for sequence in sequences)
+        for node, sequences in step.items():
+            reached[node] |= sequences
+        frontier = step
+    return reached
+
+
+def goal_paths(task: Task, state: frozenset[str], length: int) -> collections.Counter[GoalPath]:
+    """(predicate, label sequences from the last object to the first) of each goal atom not in `state`."""
+    graphs = (_static_edges(task.static), _edges(state))
+    from_source: dict[str, dict[str, set[Walk]]] = {}  # goals that share a last object share its walk
+    counts: collections.Counter[GoalPath] = collections.Counter()
+    for goal in sorted(task.fluent_goal - state):
+        args = atom_arguments(goal)
+        found: set[Walk] = set()
+        if args:
+            if args[-1] not in from_source:
+                from_source[args[-1]] = _sequences(graphs, args[-1], length)
+            found = from_source[args[-1]].get(args[0], set())
+        counts[(atom_predicate(goal), tuple(sorted(found)))] += 1
+    return counts
+
+
+class GoalPathEncoder(Encoder):
+    kind = "goal_paths"
+
+    def __init__(self, domain: str, predicates: Sequence[tuple[str, int]], length: int, vocabulary: Sequence[GoalPath]):
+        super().__init__(domain, predicates)
+        if length < 1:
+            raise InputError(None, f"goal paths need a length >= 1, not {length}")
+        self.length = length
+        self.vocabulary = {key: index for index, key in enumerate(vocabulary)}
+
+    @classmethod
+    def fit(cls, domain: str, tasks_and_trajectories: TasksAndTrajectories, length: int) -> GoalPathEncoder:
+        """The vocabulary of the given (training) states, in a fixed order."""
+        predicates = _common_predicates([task for task, _ in tasks_and_trajectories])
+        seen = {
+            key
+            for task, states in tasks_and_trajectories
+            for state in states
+            for key in goal_paths(task, state, length)
+        }
+        return cls(domain, predicates, length, sorted(seen))
+
+    @property
+    def dim(self) -> int:
+        return len(self.vocabulary)
+
+    def embed_with_unseen(
+        self, pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None] | None = None
+    ) -> tuple[np.ndarray, float]:
+        out = np.zeros((len(pairs), self.dim), np.float32)
+        unseen = total = 0
+        for row, (task, state) in enumerate(pairs):
+            self._check_task(task)
+            for key, count in goal_paths(task, state, self.length).items():
+                total += count
+                column = self.vocabulary.get(key)
+                if column is None:
+                    unseen += count
+                else:
+                    out[row, column] = count
+        return out, unseen / total if total else 0.0
+
+    def embed_goals(self, tasks: Sequence[Task]) -> np.ndarray:
+        return np.zeros((len(tasks), self.dim), np.float32)
+
+    def save(self, path: str | os.PathLike) -> None:
+        vocabulary = [[name, [list(sequence) for sequence in sequences]] for name, sequences in self.vocabulary]
+
+        def write(tmp: pathlib.Path) -> None:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"statecentric": self._metadata(length=self.length, vocabulary=vocabulary)}, f)
+
+        replace_atomically(path, write)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> GoalPathEncoder:
+        try:
+            with open(path, encoding="utf-8") as f:
+                meta = json.load(f)["statecentric"]
+            if meta["kind"] != cls.kind:
+                raise ValueError(f"kind {meta['kind']!r}")
+            vocabulary = [
+                (name, tuple(tuple(sequence) for sequence in sequences)) for name, sequences in meta["vocabulary"]
+            ]
+            return cls(meta["domain"], meta["predicates"], int(meta["length"]), vocabulary)
+        except FileNotFoundError:
+            raise InputError(path, "goal-path encoder file not found") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+            raise InputError(path, f"corrupt goal-path encoder file ({type(e).__name__}: {e})") from None

@@ -1,0 +1,68 @@
+"""Goal paths on the smallest Logistics case that WL colours cannot see: a package in the truck of its
+goal city (A) against the same packages swapped between the trucks (B)."""
+
+import numpy as np
+import pytest
+
+from statecentric_jax.embedding.encoders import WLEncoder, WLSettings
+from statecentric_jax.embedding.goal_paths import GoalPathEncoder, goal_paths
+from statecentric_jax.errors import InputError
+from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems.domains import domain_file
+
+TWO_CITIES = """(define (problem two-cities) (:domain logistics)
+  (:objects a0 a1 c0 c1 t0 t1 l0 l1 p0 p1)
+  (:init (airplane a0) (airplane a1) (city c0) (city c1) (truck t0) (truck t1)
+    (location l0) (location l1) (in-city l0 c0) (in-city l1 c1) (airport l0) (airport l1)
+    (package p0) (package p1) (at t0 l0) (at t1 l1) (at a0 l0) (at a1 l1) (in p0 t0) (in p1 t1))
+  (:goal (and (at p0 l0) (at p1 l1))))
+"""
+
+
+@pytest.fixture
+def two_cities(tmp_path):
+    (tmp_path / "two-cities.pddl").write_text(TWO_CITIES)
+    task = load_task(domain_file("logistics"), tmp_path / "two-cities.pddl")
+    right = frozenset(task.init)
+    swapped = (right - {"(in p0 t0)", "(in p1 t1)"}) | {"(in p0 t1)", "(in p1 t0)"}
+    return task, right, swapped
+
+
+def test_each_unreached_goal_counts_the_ways_its_objects_are_joined(two_cities):
+    task, right, swapped = two_cities
+    # from the goal location l0 to the package p0: the truck at l0 (at, positions 1 to 0) holds it (in, 1 to 0)
+    assert goal_paths(task, right, length=2) == {("at", (("at:1>0", "in:1>0"),)): 2}
+    assert goal_paths(task, swapped, length=2) == {("at", ()): 2}  # each package is out of reach
+    unloaded = (right - {"(in p0 t0)"}) | {"(at p0 l0)"}
+    assert goal_paths(task, unloaded, length=2) == {("at", (("at:1>0", "in:1>0"),)): 1}  # a reached goal counts not
+
+
+def test_goal_paths_tell_apart_what_wl_colours_cannot(two_cities):
+    task, right, swapped = two_cities
+    wl = WLEncoder.fit("logistics", [(task, [right, swapped])], WLSettings())
+    assert np.array_equal(*wl.embed([(task, right), (task, swapped)]))
+    paths = GoalPathEncoder.fit("logistics", [(task, [right, swapped])], length=4)
+    a, b = paths.embed([(task, right), (task, swapped)])
+    assert not np.array_equal(a, b) and a.sum() == b.sum() == 2
+    assert paths.embed_goals([task]).shape == (1, paths.dim) and not paths.embed_goals([task]).any()
+
+
+def test_colours_outside_the_vocabulary_are_counted_and_dropped(two_cities):
+    task, right, swapped = two_cities
+    paths = GoalPathEncoder.fit("logistics", [(task, [right])], length=2)
+    features, unseen = paths.embed_with_unseen([(task, swapped)])
+    assert paths.dim == 1 and unseen == 1.0 and not features.any()
+
+
+def test_saved_and_loaded_it_embeds_the_same(two_cities, tmp_path):
+    task, right, swapped = two_cities
+    paths = GoalPathEncoder.fit("logistics", [(task, [right, swapped])], length=4)
+    paths.save(tmp_path / "paths.json")
+    loaded = GoalPathEncoder.load(tmp_path / "paths.json")
+    pairs = [(task, right), (task, swapped)]
+    assert loaded.length == 4 and np.array_equal(loaded.embed(pairs), paths.embed(pairs))
+    (tmp_path / "paths.json").write_text('{"statecentric": {"kind": "wl"}}')
+    with pytest.raises(InputError, match="corrupt goal-path encoder file"):
+        GoalPathEncoder.load(tmp_path / "paths.json")
+    with pytest.raises(InputError, match="length >= 1"):
+        GoalPathEncoder("logistics", task.predicates, 0, [])
