@@ -220,19 +220,21 @@ def ensemble_member(config: ml_collections.ConfigDict, kind: str, mode: str) -> 
     return member
 
 
+def _require_int(name: str, value: object, least: int) -> None:
+    """One line for a config field that must be an integer (not a bool) of at least `least`."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise InputError(None, f"config {name}={value!r} must be an integer >= {least}")
+
+
 def _check_value(config: ml_collections.ConfigDict) -> None:
     if value_kind(config) == "none":
         return
-    length = config.value.get("goal_paths", 0)
-    if not isinstance(length, int) or isinstance(length, bool) or length < 0:
-        raise InputError(None, f"config value.goal_paths={length!r} must be an integer >= 0 (0: off)")
-    if length and config.value.features != "state":  # goal paths have no φ(g): every goal atom holds there
+    _require_int("value.goal_paths", config.value.get("goal_paths", 0), 0)
+    if value_goal_paths(config) and config.value.features != "state":  # no φ(g): every goal atom holds there
         raise InputError(None, "config value.goal_paths reads φ(s) alone: set value.features='state'")
     if value_embedding(config) != "own":
         return
-    iterations = config.value.wl_iterations
-    if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
-        raise InputError(None, f"config value.wl_iterations={iterations!r} must be an integer >= 1")
+    _require_int("value.wl_iterations", config.value.wl_iterations, 1)
     algorithm, graph = value_wl_algorithm(config), value_wl_graph(config)
     if algorithm not in WL_ALGORITHMS:
         raise InputError(None, f"config value.wl_algorithm={algorithm!r} is not one of {', '.join(WL_ALGORITHMS)}")
@@ -255,8 +257,7 @@ def _check_aggregation(config: ml_collections.ConfigDict) -> None:
         ("random_walks", random_walks(config), 0),
         ("walk_steps", walk_steps(config), 1),
     ):
-        if not isinstance(value, int) or isinstance(value, bool) or value < least:
-            raise InputError(None, f"config aggregation.{name}={value!r} must be an integer >= {least}")
+        _require_int(f"aggregation.{name}", value, least)
     if not isinstance(config.aggregation.time_limit, (int, float)) or not config.aggregation.time_limit > 0:
         raise InputError(None, f"config aggregation.time_limit={config.aggregation.time_limit!r} must be > 0 seconds")
     retrain = aggregation_retrain(config)
@@ -323,8 +324,7 @@ def check(config: ml_collections.ConfigDict) -> None:
         ("xgb.n_jobs", config.xgb.n_jobs, 0),
         ("data.jobs", config.data.jobs, 0),
     ):
-        if not isinstance(value, int) or isinstance(value, bool) or value < least:
-            raise InputError(None, f"config {name}={value!r} must be an integer >= {least}")
+        _require_int(name, value, least)
     _check_value(config)
     _check_aggregation(config)
     ensemble_members(config)
