@@ -1,4 +1,4 @@
-"""State embedding throughput: WL through wl_fast and through wlplan, and FSF.
+"""State embedding throughput: WL through wl_fast and through wlplan, FSF, and goal paths.
 
     python -m benchmarks.embedding --pddl_root=../shared/benchmarks/paper-splits
 
@@ -13,19 +13,24 @@ problems (extrapolation-size states, as in decoding). Three access patterns:
   lockstep: each problem's goal and initial state one call each, then per step
   one call with the successors of every problem's current state (which was
   itself embedded in the previous call), naming that state as their parent.
-Every timed run starts from a freshly loaded encoder (wl_fast keeps the colours
+Goal paths (`--goal_paths` edges, as a cost-to-go reads them beside φ) derive a state's paths from
+its parent's where one is named (`derived_goal_paths`), so "decoding pattern" against "one call per
+state" is what that saves. Every timed run starts from a freshly loaded encoder (wl_fast keeps the colours
 of embedded states, so a warm one would only look states up); best of 3.
 """
 
+import functools
 import pathlib
 import tempfile
 import time
+from collections.abc import Callable
 
 from absl import flags
 
 from benchmarks.common import print_header
 from statecentric_jax.cli import run_main
-from statecentric_jax.embedding.encoders import fit_encoder, load_encoder
+from statecentric_jax.embedding.encoders import Encoder, WLEncoder, fit_encoder, load_encoder
+from statecentric_jax.embedding.goal_paths import GoalPathEncoder
 from statecentric_jax.planning.successors import SuccessorGenerator, random_walk
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
@@ -33,6 +38,7 @@ from statecentric_jax.problems import layout
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root (data/ or a paper-splits-like tree).")
 _PROBLEMS = flags.DEFINE_integer("problems", 4, "Largest extrapolation problems per domain.")
 _STEPS = flags.DEFINE_integer("steps", 40, "Random-walk steps per problem; all successors of each state are embedded.")
+_GOAL_PATHS = flags.DEFINE_integer("goal_paths", 4, "Goal paths of at most this many edges (value.goal_paths).")
 
 
 def decoding_calls(tasks, steps):
@@ -51,13 +57,19 @@ def decoding_calls(tasks, steps):
     return calls
 
 
-def best_rate(path, use_fast, calls, repeats=3):
-    """States per second over `calls`, each run on a fresh encoder loaded from `path`."""
+def loaded_wl(path: pathlib.Path, use_fast: bool | None) -> Encoder:
+    """The encoder saved at `path`; WL through wl_fast or wlplan (`use_fast`), or FSF (None)."""
+    encoder = load_encoder(path)
+    if isinstance(encoder, WLEncoder) and use_fast is not None:
+        encoder.use_fast = use_fast
+    return encoder
+
+
+def best_rate(load: Callable[[], Encoder], calls, repeats=3):
+    """States per second over `calls`, each run on a fresh encoder from `load`."""
     best = float("inf")
     for _ in range(repeats):
-        encoder = load_encoder(path)
-        if use_fast is not None:  # WL: wl_fast or wlplan
-            encoder.use_fast = use_fast
+        encoder = load()
         start = time.perf_counter()
         for pairs, parents in calls:
             encoder.embed(pairs, parents)
@@ -97,18 +109,24 @@ def main(argv):
             decoding = decoding_calls(tests, _STEPS.value)
             fitted = [(task, random_walk(task, 20, i)) for i, task in enumerate(train)]
             objects = "/".join(str(len(t.objects)) for t in tests)
+            loaders = []  # (name, D, load)
             for kind, engines in (("wl", (("wl_fast", True), ("wl (wlplan)", False))), ("fsf", (("fsf", None),))):
                 encoder = fit_encoder(kind, domain, fitted if kind == "wl" else fitted + [(t, []) for t in tests])
                 path = pathlib.Path(tmp) / f"{domain}-{kind}.json"
                 encoder.save(path)
-                for name, use_fast in engines:
-                    patterns = ([(pairs, None)], [([p], None) for p in pairs], decoding)
-                    rates = [best_rate(path, use_fast, calls) for calls in patterns]
-                    print(
-                        f"| {domain} | {name} | {encoder.dim} | {len(tests)} ({objects}) | {len(pairs)} | "
-                        + " | ".join(f"{rate:,.0f}" for rate in rates)
-                        + " |"
-                    )
+                loaders += [(name, encoder.dim, functools.partial(loaded_wl, path, fast)) for name, fast in engines]
+            paths = GoalPathEncoder.fit(domain, fitted, _GOAL_PATHS.value)
+            paths.save(pathlib.Path(tmp) / f"{domain}-paths.json")
+            load_paths = functools.partial(GoalPathEncoder.load, pathlib.Path(tmp) / f"{domain}-paths.json")
+            loaders.append((f"goal paths ({_GOAL_PATHS.value} edges)", paths.dim, load_paths))
+            for name, dim, load in loaders:
+                patterns = ([(pairs, None)], [([p], None) for p in pairs], decoding)
+                rates = [best_rate(load, calls) for calls in patterns]
+                print(
+                    f"| {domain} | {name} | {dim} | {len(tests)} ({objects}) | {len(pairs)} | "
+                    + " | ".join(f"{rate:,.0f}" for rate in rates)
+                    + " |"
+                )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,10 @@ the goals per (predicate, set of sequences). Its vocabulary, those of the traini
 grow with the problem; the counts grow with the number of goals, as a cost-to-go should. φ(g) is
 zero: in the goal, every goal atom holds.
 
+In a search each state is embedded with its parent named (`Encoder.embed`), and its paths are
+derived from the parent's (`derived_goal_paths`): only the goals near the atoms that changed are
+walked again, with the same result.
+
 On disk: one JSON file with `length` and the vocabulary, each entry a predicate and its sorted
 label sequences (`GoalPathEncoder.load`).
 """
@@ -77,20 +81,60 @@ def _sequences(graphs: tuple[Edges, Edges], source: str, length: int) -> dict[st
     return reached
 
 
-def goal_paths(task: Task, state: frozenset[str], length: int) -> collections.Counter[GoalPath]:
-    """(predicate, label sequences from the last object to the first) of each goal atom not in `state`."""
-    graphs = (_static_edges(task.static), _edges(state))
+def _of_goals(graphs: tuple[Edges, Edges], goals: Sequence[str], length: int) -> dict[str, GoalPath]:
+    """(predicate, label sequences from the last object to the first) of each of `goals`."""
     from_source: dict[str, dict[str, set[Walk]]] = {}  # goals that share a last object share its walk
-    counts: collections.Counter[GoalPath] = collections.Counter()
-    for goal in sorted(task.fluent_goal - state):
+    paths = {}
+    for goal in goals:
         args = atom_arguments(goal)
         found: set[Walk] = set()
         if args:
             if args[-1] not in from_source:
                 from_source[args[-1]] = _sequences(graphs, args[-1], length)
             found = from_source[args[-1]].get(args[0], set())
-        counts[(atom_predicate(goal), tuple(sorted(found)))] += 1
-    return counts
+        paths[goal] = (atom_predicate(goal), tuple(sorted(found)))
+    return paths
+
+
+def goal_paths_of_each(task: Task, state: frozenset[str], length: int) -> dict[str, GoalPath]:
+    """The goal path of each goal atom not in `state`."""
+    return _of_goals((_static_edges(task.static), _edges(state)), sorted(task.fluent_goal - state), length)
+
+
+def goal_paths(task: Task, state: frozenset[str], length: int) -> collections.Counter[GoalPath]:
+    """(predicate, label sequences from the last object to the first) of each goal atom not in `state`."""
+    return collections.Counter(goal_paths_of_each(task, state, length).values())
+
+
+def _near(graphs: tuple[Edges, Edges], sources: set[str], depth: int) -> set[str]:
+    """The objects within `depth` edges of any of `sources`."""
+    seen, frontier = set(sources), set(sources)
+    for _ in range(depth):
+        frontier = {neighbour for node in frontier for edges in graphs for _, neighbour in edges.get(node, ())} - seen
+        seen |= frontier
+    return seen
+
+
+def derived_goal_paths(
+    task: Task, parent: frozenset[str], parent_paths: dict[str, GoalPath], state: frozenset[str], length: int
+) -> dict[str, GoalPath]:
+    """`goal_paths_of_each(task, state, length)`, from those of a `parent` state it differs from in a few atoms.
+
+    A walk of at most `length` edges that the change adds or removes has a first changed edge, and the
+    walk's part before it is in both graphs: so the walk starts within `length - 1` edges of a changed
+    atom's object in the state's graph. A goal whose last object lies farther keeps the parent's paths;
+    in Logistics that is every goal outside the one or two cities an action touches."""
+    static, edges = _static_edges(task.static), _edges(state)
+    changed = {obj for atom in parent ^ state for obj in atom_arguments(atom)}
+    near = _near((static, edges), changed, length - 1)
+    kept, redo = {}, []
+    for goal in sorted(task.fluent_goal - state):
+        args = atom_arguments(goal)
+        if goal in parent_paths and not (args and args[-1] in near):
+            kept[goal] = parent_paths[goal]
+        else:
+            redo.append(goal)
+    return kept | _of_goals((static, edges), redo, length)
 
 
 class GoalPathEncoder(Encoder):
@@ -124,9 +168,17 @@ class GoalPathEncoder(Encoder):
     ) -> tuple[np.ndarray, float]:
         out = np.zeros((len(pairs), self.dim), np.float32)
         unseen = total = 0
+        of_parent: dict[tuple[int, frozenset[str]], dict[str, GoalPath]] = {}  # siblings share their parent's
         for row, (task, state) in enumerate(pairs):
             self._check_task(task)
-            for key, count in goal_paths(task, state, self.length).items():
+            parent = parents[row] if parents is not None else None
+            if parent is None:
+                paths = goal_paths_of_each(task, state, self.length)
+            else:
+                if (id(task), parent) not in of_parent:
+                    of_parent[(id(task), parent)] = goal_paths_of_each(task, parent, self.length)
+                paths = derived_goal_paths(task, parent, of_parent[(id(task), parent)], state, self.length)
+            for key, count in collections.Counter(paths.values()).items():
                 total += count
                 column = self.vocabulary.get(key)
                 if column is None:

@@ -100,7 +100,7 @@ class RidgeCostToGo:
         phi = embeddings if self.encoder is None else np.asarray(self.encoder.embed(pairs, parents), np.float32)
         if self.goal_paths is None:
             return phi
-        return np.hstack([phi, self.goal_paths.embed(pairs)])
+        return np.hstack([phi, self.goal_paths.embed(pairs, parents)])
 
     def estimate(self, states: np.ndarray, goals: np.ndarray) -> np.ndarray:
         """Remaining steps for each (state, goal) row, never below zero."""

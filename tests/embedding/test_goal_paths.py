@@ -1,13 +1,17 @@
 """Goal paths on the smallest Logistics case that WL colours cannot see: a package in the truck of its
 goal city (A) against the same packages swapped between the trucks (B)."""
 
+import random
+
 import numpy as np
 import pytest
 
 from statecentric_jax.embedding.encoders import WLEncoder, WLSettings
-from statecentric_jax.embedding.goal_paths import GoalPathEncoder, goal_paths
+from statecentric_jax.embedding.goal_paths import GoalPathEncoder, derived_goal_paths, goal_paths, goal_paths_of_each
 from statecentric_jax.errors import InputError
+from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import generators
 from statecentric_jax.problems.domains import domain_file
 
 TWO_CITIES = """(define (problem two-cities) (:domain logistics)
@@ -66,3 +70,35 @@ def test_saved_and_loaded_it_embeds_the_same(two_cities, tmp_path):
         GoalPathEncoder.load(tmp_path / "paths.json")
     with pytest.raises(InputError, match="length >= 1"):
         GoalPathEncoder("logistics", task.predicates, 0, [])
+
+
+def _search_edges(task, steps, seed):
+    """(parent, child) for every successor along a random walk: the pairs a search embeds."""
+    successors, rng, state, edges = SuccessorGenerator(task), random.Random(seed), frozenset(task.init), []
+    for _ in range(steps):
+        children = [child for _, child in successors.successors(state)]
+        edges += [(state, child) for child in children]
+        state = rng.choice(children)
+    return edges
+
+
+@pytest.mark.parametrize(
+    "domain, problem",
+    [
+        ("logistics", generators.logistics(3, 2, 6, 2, 5, seed=1, name="three-cities")),
+        ("blocks", generators.blocks(6, seed=1, name="six")),
+    ],
+    ids=["logistics", "blocks"],
+)
+def test_derived_from_the_parent_they_are_the_paths_computed_afresh(tmp_path, domain, problem):
+    (tmp_path / "problem.pddl").write_text(problem)
+    task = load_task(domain_file(domain), tmp_path / "problem.pddl")
+    pairs = _search_edges(task, steps=25, seed=2)
+    for length in (1, 2, 3, 4):
+        for parent, child in pairs:
+            derived = derived_goal_paths(task, parent, goal_paths_of_each(task, parent, length), child, length)
+            assert derived == goal_paths_of_each(task, child, length)
+    paths = GoalPathEncoder.fit(domain, [(task, [child for _, child in pairs])], length=4)
+    pairs_of_task = [(task, child) for _, child in pairs]
+    with_parents = paths.embed(pairs_of_task, [parent for parent, _ in pairs])
+    assert np.array_equal(with_parents, paths.embed(pairs_of_task)) and with_parents.any()
