@@ -7,8 +7,9 @@ model together with a ridge cost-to-go, writes its own larger problems (about tw
 extrapolation sizes, seeded, under `<workdir>/large-problems`; `--splits=medium`: Logistics at
 its extrapolation sizes; `--splits=large-more`: Blocks at the large sizes with other seeds;
 `--splits=held-out`: more problems of the large sizes, kept out of every selection to confirm it
-once; `held-out-2`, `held-out-3`: more Blocks ones, for later Blocks selections), and decodes the paper's
-validation split and those problems with each candidate search setting. It prints one table per
+once; `held-out-2`: more Blocks and Logistics ones, `held-out-3`: more Blocks ones, for later
+selections), and decodes the paper's validation split and those problems with each candidate search
+setting. It prints one table per
 domain: success, mean plan length, decode time relative to the paper's beam on the same problems
 (with the first model listed), and the numbers of the problems left unsolved. The `goal agenda:`
 candidates decode one more goal per stage (`decode.goal_agenda=1`, `search/agenda.py`), a symbolic
@@ -60,7 +61,7 @@ _SPLITS = flags.DEFINE_list(
     "splits",
     ["validation", "large"],
     "validation (of --pddl_root) and/or our own: large, large-more (Blocks), medium (Logistics),"
-    " held-out, held-out-2, held-out-3 (Blocks) (only to confirm a selection).",
+    " held-out, held-out-2 (Blocks, Logistics), held-out-3 (Blocks) (only to confirm a selection).",
 )
 _WORKDIR = flags.DEFINE_string("workdir", "runs/generalization", "Models and generated problems (reused).")
 _BUDGET = flags.DEFINE_integer("budget", 10_000, "Node expansions per problem for the non-beam strategies.")
@@ -160,10 +161,16 @@ OWN_PROBLEMS: dict[str, dict[str, list[tuple[str, dict[str, Any]]]]] = {
             ("visitall", dict(w=w, h=w, start=start)) for w in (14, 15, 16) for start in ((w - 1, w - 1), (2, w - 3))
         ],
     },
-    # `held-out-2`: Blocks problems of the held-out sizes with other seeds, written after `held-out` had
-    # been read for two Blocks settings; read once, for the setting chosen after those.
+    # `held-out-2`: problems of the held-out sizes with other seeds, written after `held-out` had been
+    # read for two settings of the domain; read once, for the setting chosen after those.
     "held-out-2": {
         "blocks": [("blocks", dict(n=n, seed=s)) for n in (22, 26, 30, 32) for s in (5, 6)],
+        # Logistics: written after `held-out` had been read for two goal-path settings.
+        "logistics": [
+            ("logistics", dict(cities=c, locations_per_city=2, packages=p, airplanes=a, goals=g, seed=s))
+            for c, p, a, g in ((6, 18, 2, 16), (8, 24, 2, 22), (10, 30, 3, 28))
+            for s in (5, 6)
+        ],
     },
     # `held-out-3`: 24 more Blocks problems of the held-out sizes, written (first as a selection split) after
     # the current Blocks setting was chosen; that setting solved all of them, so nothing was chosen on them.
