@@ -106,13 +106,14 @@ def goal_paths(task: Task, state: frozenset[str], length: int) -> collections.Co
     return collections.Counter(goal_paths_of_each(task, state, length).values())
 
 
-def _near(graphs: tuple[Edges, Edges], sources: set[str], depth: int) -> set[str]:
-    """The objects within `depth` edges of any of `sources`."""
-    seen, frontier = set(sources), set(sources)
-    for _ in range(depth):
-        frontier = {neighbour for node in frontier for edges in graphs for _, neighbour in edges.get(node, ())} - seen
-        seen |= frontier
-    return seen
+def _distances(graphs: tuple[Edges, Edges], sources: set[str], depth: int) -> dict[str, int]:
+    """Each object within `depth` edges of any of `sources`, with its distance in edges."""
+    distance = dict.fromkeys(sources, 0)
+    frontier = set(sources)
+    for step in range(1, depth + 1):
+        frontier = {n for node in frontier for edges in graphs for _, n in edges.get(node, ()) if n not in distance}
+        distance.update(dict.fromkeys(frontier, step))
+    return distance
 
 
 def derived_goal_paths(
@@ -120,17 +121,19 @@ def derived_goal_paths(
 ) -> dict[str, GoalPath]:
     """`goal_paths_of_each(task, state, length)`, from those of a `parent` state it differs from in a few atoms.
 
-    A walk of at most `length` edges that the change adds or removes has a first changed edge, and the
-    walk's part before it is in both graphs: so the walk starts within `length - 1` edges of a changed
-    atom's object in the state's graph. A goal whose last object lies farther keeps the parent's paths;
-    in Logistics that is every goal outside the one or two cities an action touches."""
+    A walk of at most `length` edges that the change adds or removes has a first and a last changed
+    edge, and its parts before the first and after the last are in both graphs: so its two ends lie
+    within `length - 1` edges of changed atoms' objects in the state's graph, together. A goal whose
+    objects lie farther keeps the parent's paths; in Logistics that is every goal but those of the
+    packages and locations in the one or two cities an action touches."""
     static, edges = _static_edges(task.static), _edges(state)
     changed = {obj for atom in parent ^ state for obj in atom_arguments(atom)}
-    near = _near((static, edges), changed, length - 1)
+    distance = _distances((static, edges), changed, length - 1)
     kept, redo = {}, []
     for goal in sorted(task.fluent_goal - state):
         args = atom_arguments(goal)
-        if goal in parent_paths and not (args and args[-1] in near):
+        near = bool(args) and distance.get(args[-1], length) + distance.get(args[0], length) <= length - 1
+        if goal in parent_paths and not near:
             kept[goal] = parent_paths[goal]
         else:
             redo.append(goal)
