@@ -22,7 +22,7 @@ StrategyName = Literal["beam", "beam_backtrack", "best_first", "restarts"]
 STRATEGIES: tuple[str, ...] = get_args(StrategyName)
 Priority = Literal["cumulative", "last"]
 PRIORITIES: tuple[str, ...] = get_args(Priority)
-Exploration = Literal["none", "type", "novelty", "preferred"]
+Exploration = Literal["none", "type", "novelty", "preferred", "greedy"]
 EXPLORATIONS: tuple[str, ...] = get_args(Exploration)
 
 
@@ -74,6 +74,8 @@ class DecodeConfig:
             raise InputError(
                 None, f"unknown best-first exploration '{self.exploration}' (use {', '.join(EXPLORATIONS)})"
             )
+        if self.exploration == "greedy" and self.path_weight == 0:
+            raise InputError(None, "exploration 'greedy' drops the path term: it needs decode.path_weight > 0")
 
     def horizon(self, task: Task) -> int:
         """T_max = max(100, 10·|O|) with the paper's constants."""

@@ -23,7 +23,11 @@ all model, embedding and distance work, batched across instances.
   width search, Lipovetzky and Geffner 2017), a symbolic, domain-independent signal;
   `preferred`: the open node of lowest priority among those the transition model preferred,
   each the child nearest its parent's prediction (a learned policy's preferred successors, as
-  planners keep a queue of preferred operators' successors: Richter and Helmert 2009).
+  planners keep a queue of preferred operators' successors: Richter and Helmert 2009);
+  `greedy`: the open node of lowest priority without the `path_weight` term, so greedy
+  best-first search alternates with the weighted one, as planners alternate queues over one
+  heuristic (Röger and Helmert 2010), so that a basin of the weighted search is left sooner
+  (for Logistics it moved which problems fail: docs/beyond-the-paper.md).
 - `restarts`: the paper's beam; when it fails, start again with twice the width, until the
   node budget is spent.
 """
@@ -259,19 +263,24 @@ class BestFirst:
         self.cut_by_horizon = True
         return None
 
-    def _priority(self, expansion: Expansion, index: int, summed: float) -> tuple:
+    def _priority(self, expansion: Expansion, index: int, summed: float, path_term: bool = True) -> tuple:
         distance = float(expansion.distances[index])
         if self.guided:
             assert expansion.values is not None
             value = float(expansion.values[index]) + self.config.value_weight * distance
-            return (value + self.config.path_weight * (expansion.node.depth + 1), distance)
+            if path_term:
+                value += self.config.path_weight * (expansion.node.depth + 1)
+            return (value, distance)
         return (summed if self.config.priority == "cumulative" else distance,)
 
     def _exploration_key(self, expansion: Expansion, index: int, key: int, priority: tuple, tie: int) -> tuple:
-        """type: (rounded cost-to-go, depth); novelty: (width, priority, tie); preferred: (priority, tie)."""
+        """type: (rounded cost-to-go, depth); novelty: (width, priority, tie); preferred: (priority, tie);
+        greedy: (priority without the path term, tie)."""
         assert expansion.values is not None
         if self.config.exploration == "preferred":
             return (*priority, tie)
+        if self.config.exploration == "greedy":
+            return (*self._priority(expansion, index, 0.0, path_term=False), tie)
         cost_to_go = round(float(expansion.values[index]))
         if self.config.exploration == "type":
             return (cost_to_go, expansion.node.depth + 1)

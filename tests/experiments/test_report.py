@@ -295,6 +295,15 @@ BEYOND = {
         {"decode.strategy": "best_first", "value.kind": "ridge", "decode.exploration": "preferred"},
         {13: {"validation": [4, 6, 8]}},
     ),
+    "blocks_greedy": (
+        {
+            "decode.strategy": "best_first",
+            "value.kind": "ridge",
+            "decode.exploration": "greedy",
+            "decode.path_weight": 0.2,
+        },
+        {13: {"validation": [4, 6, 8]}},
+    ),
     "blocks_agenda": (
         {
             "decode.strategy": "best_first",
@@ -357,6 +366,7 @@ def test_beyond_the_paper_table_leaves_table1_as_it_was(sweep, tmp_path):
         "aggregation only `blocks_aggregation`",
         "ensemble only `blocks_ensemble`",
         "strategy + value + preferred exploration `blocks_preferred`",  # a learned signal, named like type
+        "strategy + value + greedy exploration `blocks_greedy`",  # a learned signal too
         "strategy + value + novelty (symbolic) `blocks_novelty`",  # a symbolic signal: named, never "all"
         "all `blocks_everything`",
         # a symbolic decomposition and a symbolic post-processing: named too (fewest additions first)

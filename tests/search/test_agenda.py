@@ -17,7 +17,7 @@ def reference_agenda(task, goals_per_stage, model, encoder, config, cost_to_go):
     while not task.goal_reached(state):
         held = task.fluent_goal & state
         stage = restrict(task, state, sorted(task.fluent_goal - held)[:goals_per_stage], "stage", held)
-        stage_plan = reference_best_first(stage, model, encoder, config, cost_to_go)
+        stage_plan, _ = reference_best_first(stage, model, encoder, config, cost_to_go)
         if stage_plan is None:
             return None
         state = simulate(task, [*plan, *stage_plan], require_goal=False)[-1]

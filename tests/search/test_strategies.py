@@ -114,9 +114,11 @@ def test_best_first_is_complete_and_cost_to_go_makes_it_optimal(towers):
 
 
 def reference_best_first(task, model, encoder, config, cost_to_go=None):
-    """Greedy best-first search the plain way, one node at a time, every node whole: the plan or None.
+    """Greedy best-first search the plain way, one node at a time, every node whole: the plan or None,
+    and the nodes it expanded.
     With novelty exploration, every other node comes from a second heap ordered by (width, priority);
-    with preferred exploration, from a heap by priority of the children nearest their parent's prediction."""
+    with preferred exploration, from a heap by priority of the children nearest their parent's prediction;
+    with greedy exploration, from a heap by priority without the path term."""
     generator, goal = SuccessorGenerator(task), encoder.embed_goals([task])[0]
     closed, tie, expanded, done = {task.init}, itertools.count(), 0, set()
     atoms_seen = collections.defaultdict(set)  # rounded cost-to-go -> atoms of the states generated with it
@@ -135,7 +137,7 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
     for round_ in itertools.count(1):
         entry = (pop(second) if round_ % 2 == 0 else None) or pop(heap)
         if entry is None:
-            return None
+            return None, expanded
         _, _, state, embedding, plan, score, carry = entry
         target, child_carry = model.predict_next(embedding[None], goal[None], carry)
         children = [(op.name, s) for op, s in generator.successors(state) if s not in closed]
@@ -151,7 +153,7 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
             closed.add(child)
             summed, distance = float(np.float32(score) + distances[i]), float(distances[i])
             if task.goal_reached(child):
-                return [*plan, action]
+                return [*plan, action], expanded
             if cost_to_go is not None:
                 value = float(values[i]) + config.value_weight * distance
                 priority = (value + config.path_weight * (len(plan) + 1), distance)
@@ -165,8 +167,10 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
                 seen |= child
             if cost_to_go is not None and config.exploration == "preferred" and distances[i] == distances.min():
                 heapq.heappush(second, ((*priority, node[0]), *node))
+            if cost_to_go is not None and config.exploration == "greedy":
+                heapq.heappush(second, ((float(values[i]) + config.value_weight * distance, distance, node[0]), *node))
         if expanded >= config.budget:
-            return None
+            return None, expanded
 
 
 class ShiftModel:
@@ -203,6 +207,7 @@ class LinearCostToGo(ReadsModelEmbedding):
         "cost-to-go + path",
         "cost-to-go + novelty exploration",
         "cost-to-go + preferred exploration",
+        "cost-to-go + path + greedy exploration",
     ],
 )
 def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
@@ -216,15 +221,15 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
         weights = {
             "value_weight": 1.0 if "distance" in guidance else 0.0,
             "path_weight": 0.5 if "path" in guidance else 0.0,
-            "exploration": guidance.split(" + ")[1].split()[0] if "exploration" in guidance else "none",
+            "exploration": guidance.split(" + ")[-1].split()[0] if "exploration" in guidance else "none",
         }
         config = dataclasses.replace(config, **weights)
     else:
         config = dataclasses.replace(config, priority=guidance)
     results = decode(problems, model, encoder, config, cost_to_go=cost_to_go)
     expected = [reference_best_first(t, model, encoder, config, cost_to_go) for t in problems]
-    assert [r.plan if r.solved else None for r in results] == expected
-    assert sum(plan is not None for plan in expected) >= 3 and any(len(p or []) > 3 for p in expected)
+    assert [(r.plan if r.solved else None, r.steps) for r in results] == expected
+    assert sum(plan is not None for plan, _ in expected) >= 3 and any(len(p or []) > 3 for p, _ in expected)
 
 
 def test_type_exploration_draws_a_random_type_then_a_random_node():
@@ -298,7 +303,8 @@ def _reachable(task):
         (dict(beam_width=0), "beam_width=0"),
         (dict(max_in_flight=0), "max_in_flight=0"),
         (dict(priority="random"), "unknown best-first priority"),
-        (dict(exploration="epsilon"), "exploration 'epsilon' \\(use none, type, novelty, preferred\\)"),
+        (dict(exploration="epsilon"), "exploration 'epsilon' \\(use none, type, novelty, preferred, greedy\\)"),
+        (dict(exploration="greedy"), "exploration 'greedy' drops the path term: it needs decode.path_weight > 0"),
         (dict(metric="manhattan"), "unknown decoding metric"),
     ],
 )
