@@ -263,15 +263,17 @@ class BestFirst:
         self.cut_by_horizon = True
         return None
 
-    def _priority(self, expansion: Expansion, index: int, summed: float, path_term: bool = True) -> tuple:
+    def _priority(self, expansion: Expansion, index: int, summed: float) -> tuple:
         distance = float(expansion.distances[index])
         if self.guided:
-            assert expansion.values is not None
-            value = float(expansion.values[index]) + self.config.value_weight * distance
-            if path_term:
-                value += self.config.path_weight * (expansion.node.depth + 1)
-            return (value, distance)
+            value = self._guided_value(expansion, index, distance)
+            return (value + self.config.path_weight * (expansion.node.depth + 1), distance)
         return (summed if self.config.priority == "cumulative" else distance,)
+
+    def _guided_value(self, expansion: Expansion, index: int, distance: float) -> float:
+        """Cost-to-go + value_weight x distance: the priority without its path term."""
+        assert expansion.values is not None
+        return float(expansion.values[index]) + self.config.value_weight * distance
 
     def _exploration_key(self, expansion: Expansion, index: int, key: int, priority: tuple, tie: int) -> tuple:
         """type: (rounded cost-to-go, depth); novelty: (width, priority, tie); preferred: (priority, tie);
@@ -280,7 +282,8 @@ class BestFirst:
         if self.config.exploration == "preferred":
             return (*priority, tie)
         if self.config.exploration == "greedy":
-            return (*self._priority(expansion, index, 0.0, path_term=False), tie)
+            distance = priority[1]
+            return (self._guided_value(expansion, index, distance), distance, tie)
         cost_to_go = round(float(expansion.values[index]))
         if self.config.exploration == "type":
             return (cost_to_go, expansion.node.depth + 1)
