@@ -7,9 +7,9 @@ model together with a ridge cost-to-go, writes its own larger problems (about tw
 extrapolation sizes, seeded, under `<workdir>/large-problems`; `--splits=medium`: Logistics at
 its extrapolation sizes; `--splits=large-more`: Blocks at the large sizes with other seeds;
 `--splits=held-out`: more problems of the large sizes, kept out of every selection to confirm it
-once; `held-out-2`: more Blocks and Logistics ones, `held-out-3`: more Blocks and Logistics ones, for later
-selections), and decodes the paper's validation split and those problems with each candidate search
-setting. It prints one table per
+once; `held-out-2`: more Blocks and Logistics ones, `held-out-3`: more Blocks and Logistics ones,
+`held-out-4`: more Logistics ones, for later selections), and decodes the paper's validation split
+and those problems with each candidate search setting. It prints one table per
 domain: success, mean plan length, decode time relative to the paper's beam on the same problems
 (with the first model listed), and the numbers of the problems left unsolved. The `goal agenda:`
 candidates decode one more goal per stage (`decode.goal_agenda=1`, `search/agenda.py`), a symbolic
@@ -24,8 +24,9 @@ cost-to-go in those rounds; `--alternative_plans=k` gives every model up to k ot
 train/validation problem first (aggregation round 0), `--random_walks=k` up to k states off the expert plans,
 labelled with optimal plans (the same round). `--value_goal_paths=k` puts goal paths of at most k edges
 beside the cost-to-go's φ (`config.value.goal_paths`, `embedding/goal_paths.py`).
-`--ensemble_members=lstm:state` adds that model averaged with the members (`config.ensemble.members`,
-trained beside it with the same data and seed).
+`--within_budgets=40000,80000` also counts, after each best-first row, the problems it solved within
+each smaller budget. `--ensemble_members=lstm:state` adds that model averaged with the members
+(`config.ensemble.members`, trained beside it with the same data and seed).
 
 Settings are selected on these tables only; the paper's test splits are never decoded here
 (`--splits` refuses them), nor planned for.
@@ -61,7 +62,8 @@ _SPLITS = flags.DEFINE_list(
     "splits",
     ["validation", "large"],
     "validation (of --pddl_root) and/or our own: large, large-more (Blocks), medium (Logistics),"
-    " held-out, held-out-2 (Blocks, Logistics), held-out-3 (Blocks, Logistics) (only to confirm a selection).",
+    " held-out, held-out-2 (Blocks, Logistics), held-out-3 (Blocks, Logistics), held-out-4 (Logistics)"
+    " (only to confirm a selection).",
 )
 _WORKDIR = flags.DEFINE_string("workdir", "runs/generalization", "Models and generated problems (reused).")
 _BUDGET = flags.DEFINE_integer("budget", 10_000, "Node expansions per problem for the non-beam strategies.")
@@ -114,6 +116,12 @@ _ACTION_ELIMINATION = flags.DEFINE_bool(
 )
 _TIME_BREAKDOWN = flags.DEFINE_bool(
     "time_breakdown", False, "After each row, where its decoding time went (search/expander.py's DecodeStats)."
+)
+_WITHIN_BUDGETS = flags.DEFINE_list(
+    "within_budgets",
+    [],
+    "Smaller budgets, e.g. 40000,80000: after each best-first row, the problems it solved within each (a best-first"
+    " search is the same with any budget it does not run out of, so one run answers for every smaller budget).",
 )
 _RETRAIN = flags.DEFINE_enum(
     "aggregation_retrain", "all", ["all", "value"], "What each aggregation round refits (config aggregation.retrain)."
@@ -182,6 +190,14 @@ OWN_PROBLEMS: dict[str, dict[str, list[tuple[str, dict[str, Any]]]]] = {
             ("logistics", dict(cities=c, locations_per_city=2, packages=p, airplanes=a, goals=g, seed=s))
             for c, p, a, g in ((6, 18, 2, 16), (8, 24, 2, 22), (10, 30, 3, 28))
             for s in (7, 8)
+        ],
+    },
+    # `held-out-4`: Logistics, written after `held-out-3` had been read, when a budget of 320,000 was the candidate.
+    "held-out-4": {
+        "logistics": [
+            ("logistics", dict(cities=c, locations_per_city=2, packages=p, airplanes=a, goals=g, seed=s))
+            for c, p, a, g in ((6, 18, 2, 16), (8, 24, 2, 22), (10, 30, 3, 28))
+            for s in (9, 10)
         ],
     },
 }
@@ -385,6 +401,7 @@ def evaluate(
         "length_ratio": sum(ours / theirs for ours, theirs, _ in compared) / len(compared) if compared else None,
         "reference": f"{sum(optimal for *_, optimal in compared)}/{len(compared)} optimal",
         "seconds": seconds,
+        "expansions": [r.steps for r in solved],  # best-first expands one node per step
         "unsolved": " ".join(pathlib.Path(r.problem_file).stem.rsplit("-", 1)[-1] for r in checked if not r.solved),
         "stats": stats,
     }
@@ -393,6 +410,9 @@ def evaluate(
 def main(argv):
     del argv
     refuse_test_splits("--splits", _SPLITS.value)
+    within = parse_ints("within_budgets", _WITHIN_BUDGETS.value)
+    if any(not 0 < b < _BUDGET.value for b in within):
+        raise InputError(None, f"--within_budgets must lie between 0 and --budget ({_BUDGET.value}): {within}")
     print_header()
     workdir = pathlib.Path(_WORKDIR.value)
     own_root = workdir / "large-problems"  # our own problems, every split of them
@@ -438,6 +458,9 @@ def main(argv):
                         f"| {versus} | {row['seconds']:.1f} | {ratio} | {row['unsolved'] or '-'} |",
                         flush=True,
                     )
+                    if within and candidate.strategy == "best_first":
+                        counts = ", ".join(f"{sum(e <= b for e in row['expansions'])} within {b:,}" for b in within)
+                        print(f"  solved {counts} expansions", flush=True)
                     if _TIME_BREAKDOWN.value:
                         spent = ", ".join(f"{k} {v:.1f} s" for k, v in dataclasses.asdict(row["stats"]).items())
                         print(f"  time of the row above: {spent} (the model in a thread of its own)", flush=True)

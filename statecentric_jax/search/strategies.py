@@ -164,12 +164,16 @@ class Restarts:
 
 
 class _Open(NamedTuple):
-    """An open node of best-first search, kept small: most are never expanded."""
+    """An open node of best-first search and its place in the queue, in one tuple (most are never expanded):
+    ordered by priority, then tie-break, then tie (unique), so the fields after it are never compared."""
 
+    priority: float
+    tiebreak: float  # the transition model's distance when guided by a cost-to-go; 0 otherwise
+    tie: int  # generation order
     key: int  # the state, packed
-    action: str
+    action: str | None  # None: the root
     score: float
-    parent: Node
+    parent: Node | None
     carry: Any
 
 
@@ -218,8 +222,9 @@ class _Lowest:
 
 
 class BestFirst:
-    """Open nodes and the closed list hold packed states (`planning/packing.py`) and no embeddings
-    (docs/beyond-the-paper.md, "Memory of best-first search"); a node becomes a `Node` again when it is expanded.
+    """Open nodes and the closed list hold packed states (`planning/packing.py`) and no embeddings, and an
+    expanded node keeps none (docs/beyond-the-paper.md, "Memory of best-first search"); a node becomes a `Node`
+    again when it is expanded.
     With an exploration queue, every open node is in both queues; a node expanded from one is
     skipped when the other reaches it."""
 
@@ -229,7 +234,7 @@ class BestFirst:
         self.closed = PackedStates(self.packer)
         self.closed.add(self.packer.pack(inst.root.state))
         self.tie = itertools.count()
-        self.open: list = [((0.0,), next(self.tie), inst.root)]
+        self.open = [_Open(0.0, 0.0, next(self.tie), 0, None, inst.root.score, None, inst.root.carry)]
         self.expanded, self.cut_by_horizon = 0, False
         exploring = guided and config.exploration != "none"
         self.exploration = (_Types() if config.exploration == "type" else _Lowest()) if exploring else None
@@ -241,34 +246,35 @@ class BestFirst:
         self.selections += 1
         if self.exploration is not None and self.selections % 2 == 0:
             while (picked := self.exploration.pop()) is not None:
-                if (node := self._admit(*picked)) is not None:
+                if (node := self._admit(picked)) is not None:
                     return [(node, self.closed)]
         while self.open:
-            _, tie, entry = heapq.heappop(self.open)
-            if (node := self._admit(tie, entry)) is not None:
+            if (node := self._admit(heapq.heappop(self.open))) is not None:
                 return [(node, self.closed)]
         return []
 
-    def _admit(self, tie: int, entry: _Open | Node) -> Node | None:
+    def _admit(self, entry: _Open) -> Node | None:
         """The open entry as a node to expand; None when it was expanded already or is beyond the horizon."""
-        if tie in self.taken:
+        if entry.tie in self.taken:
             return None
-        self.taken.add(tie)
-        if isinstance(entry, _Open):
-            state = self.packer.unpack(entry.key)
-            plan = (entry.action, entry.parent.plan)
-            entry = Node(state, None, plan, entry.parent.depth + 1, entry.score, entry.carry, entry.parent)
-        if entry.depth < self.inst.horizon:
-            return entry
+        self.taken.add(entry.tie)
+        if entry.parent is None:
+            return self.inst.root
+        state = self.packer.unpack(entry.key)
+        plan = (entry.action, entry.parent.plan)
+        node = Node(state, None, plan, entry.parent.depth + 1, entry.score, entry.carry, entry.parent)
+        if node.depth < self.inst.horizon:
+            return node
         self.cut_by_horizon = True
         return None
 
-    def _priority(self, expansion: Expansion, index: int, summed: float) -> tuple:
+    def _priority(self, expansion: Expansion, index: int, summed: float) -> tuple[float, float]:
+        """(priority, tie-break) of a child."""
         distance = float(expansion.distances[index])
         if self.guided:
             value = self._guided_value(expansion, index, distance)
             return (value + self.config.path_weight * (expansion.node.depth + 1), distance)
-        return (summed if self.config.priority == "cumulative" else distance,)
+        return (summed if self.config.priority == "cumulative" else distance, 0.0)
 
     def _guided_value(self, expansion: Expansion, index: int, distance: float) -> float:
         """Cost-to-go + value_weight x distance: the priority without its path term."""
@@ -302,6 +308,7 @@ class BestFirst:
     def update(self, expansions: Sequence[Expansion]) -> Stop | None:
         self.expanded += len(expansions)
         for expansion in expansions:
+            expansion.node.embedding = None  # closed: only its children's parent now, and they embed from its state
             preferred = None  # every child joins the exploration queue, but with "preferred" the nearest only
             if self.config.exploration == "preferred" and len(expansion.distances):
                 preferred = expansion.distances.min()
@@ -313,11 +320,11 @@ class BestFirst:
                 summed = float(np.float32(expansion.node.score) + expansion.distances[index])
                 if self.inst.problem.task.goal_reached(state):
                     return Outcome.GOAL, expansion.child(index, summed)
-                entry = _Open(key, expansion.actions[index], summed, expansion.node, expansion.carry)
                 priority, tie = self._priority(expansion, index, summed), next(self.tie)
-                heapq.heappush(self.open, (priority, tie, entry))
+                entry = _Open(*priority, tie, key, expansion.actions[index], summed, expansion.node, expansion.carry)
+                heapq.heappush(self.open, entry)
                 if self.exploration is not None and (preferred is None or expansion.distances[index] == preferred):
-                    self.exploration.add(self._exploration_key(expansion, index, key, priority, tie), (tie, entry))
+                    self.exploration.add(self._exploration_key(expansion, index, key, priority, tie), entry)
         if not self.open:
             return (Outcome.HORIZON if self.cut_by_horizon else Outcome.DEAD_END), None
         if self.expanded >= self.config.budget:
