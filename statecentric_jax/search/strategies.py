@@ -232,9 +232,10 @@ class BestFirst:
         self.inst, self.config, self.guided = inst, config, guided
         self.packer = StatePacker(inst.problem.task)
         self.closed = PackedStates(self.packer)
-        self.closed.add(self.packer.pack(inst.root.state))
+        root = self.packer.pack(inst.root.state)
+        self.closed.add(root)
         self.tie = itertools.count()
-        self.open = [_Open(0.0, 0.0, next(self.tie), 0, None, inst.root.score, None, inst.root.carry)]
+        self.open = [_Open(0.0, 0.0, next(self.tie), root, None, inst.root.score, None, inst.root.carry)]
         self.expanded, self.cut_by_horizon = 0, False
         exploring = guided and config.exploration != "none"
         self.exploration = (_Types() if config.exploration == "type" else _Lowest()) if exploring else None
@@ -281,19 +282,18 @@ class BestFirst:
         assert expansion.values is not None
         return float(expansion.values[index]) + self.config.value_weight * distance
 
-    def _exploration_key(self, expansion: Expansion, index: int, key: int, priority: tuple, tie: int) -> tuple:
-        """type: (rounded cost-to-go, depth); novelty: (width, priority, tie); preferred: (priority, tie);
-        greedy: (priority without the path term, tie)."""
+    def _exploration_key(self, expansion: Expansion, index: int, entry: _Open) -> tuple:
+        """type: (rounded cost-to-go, depth); novelty: (width, priority, tie-break, tie); preferred: (priority,
+        tie-break, tie); greedy: (priority without the path term, tie-break, tie)."""
         assert expansion.values is not None
         if self.config.exploration == "preferred":
-            return (*priority, tie)
+            return entry[:3]
         if self.config.exploration == "greedy":
-            distance = priority[1]
-            return (self._guided_value(expansion, index, distance), distance, tie)
+            return (self._guided_value(expansion, index, entry.tiebreak), entry.tiebreak, entry.tie)
         cost_to_go = round(float(expansion.values[index]))
         if self.config.exploration == "type":
             return (cost_to_go, expansion.node.depth + 1)
-        return (self._width(key, cost_to_go), *priority, tie)
+        return (self._width(entry.key, cost_to_go), *entry[:3])
 
     def _width(self, key: int, cost_to_go: int) -> int:
         """1 if the state holds an atom new among the states generated with its rounded cost-to-go, else 2."""
@@ -320,11 +320,13 @@ class BestFirst:
                 summed = float(np.float32(expansion.node.score) + expansion.distances[index])
                 if self.inst.problem.task.goal_reached(state):
                     return Outcome.GOAL, expansion.child(index, summed)
-                priority, tie = self._priority(expansion, index, summed), next(self.tie)
-                entry = _Open(*priority, tie, key, expansion.actions[index], summed, expansion.node, expansion.carry)
+                priority = self._priority(expansion, index, summed)
+                entry = _Open(
+                    *priority, next(self.tie), key, expansion.actions[index], summed, expansion.node, expansion.carry
+                )
                 heapq.heappush(self.open, entry)
                 if self.exploration is not None and (preferred is None or expansion.distances[index] == preferred):
-                    self.exploration.add(self._exploration_key(expansion, index, key, priority, tie), entry)
+                    self.exploration.add(self._exploration_key(expansion, index, entry), entry)
         if not self.open:
             return (Outcome.HORIZON if self.cut_by_horizon else Outcome.DEAD_END), None
         if self.expanded >= self.config.budget:
