@@ -16,8 +16,8 @@ from absl import flags
 from statecentric_jax.embedding.encoders import Encoder, Pair, TasksAndTrajectories, WLEncoder, WLSettings
 from statecentric_jax.embedding.goal_paths import GoalPathEncoder
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments.evaluation import check_plan
 from statecentric_jax.learning.train import LoadedModel
+from statecentric_jax.method.evaluation import check_plan
 from statecentric_jax.planning.tasks import Task, load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, decode_config

@@ -35,9 +35,9 @@ from absl import flags
 from benchmarks.common import load_line, machine_line, plans_digest, refuse_busy_machine
 from statecentric_jax import config as config_lib
 from statecentric_jax.cli import run_main
-from statecentric_jax.experiments import pipeline
 from statecentric_jax.learning.train import CONFIG_FILE, load_model
 from statecentric_jax.learning.xgb import XGBModel
+from statecentric_jax.method import pipeline
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.search.base import DecodeResult, decode_config

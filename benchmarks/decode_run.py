@@ -20,8 +20,8 @@ from absl import flags
 
 from benchmarks.common import decode_split, load_line, plans_digest, print_header, refuse_test_splits
 from statecentric_jax.cli import run_main
-from statecentric_jax.experiments.evaluation import cost_to_go_for
 from statecentric_jax.learning.ensemble import load_run
+from statecentric_jax.method.evaluation import cost_to_go_for
 from statecentric_jax.search.base import STRATEGIES, decode_config
 from statecentric_jax.search.expander import DecodeStats
 

@@ -18,7 +18,7 @@ each candidate but the paper's beam, the same search with the steps its plans do
 (`decode.action_elimination`, `planning/elimination.py`: symbolic post-processing), its own row.
 
 `--aggregation_rounds=0,1,2` adds the same model after that many rounds of expert data
-aggregation (`experiments/aggregation.py`, decoding best-first on the train and validation
+aggregation (`method/aggregation.py`, decoding best-first on the train and validation
 problems), with each round's planner calls; `--aggregation_retrain=value` refits only the
 cost-to-go in those rounds; `--alternative_plans=k` gives every model up to k other optimal plans per
 train/validation problem first (aggregation round 0), `--random_walks=k` up to k states off the expert plans,
@@ -48,9 +48,9 @@ from statecentric_jax.atomic import write_text
 from statecentric_jax.cli import parse_floats, parse_ints, run_main
 from statecentric_jax.embedding.encoders import WL_ALGORITHMS, WL_GRAPHS
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import aggregation, pipeline
 from statecentric_jax.learning.ensemble import load_run
 from statecentric_jax.learning.train import CONFIG_FILE
+from statecentric_jax.method import aggregation, pipeline
 from statecentric_jax.problems import fast_downward, generators
 from statecentric_jax.problems.domains import domain_text
 from statecentric_jax.search.base import EXPLORATIONS, decode_config

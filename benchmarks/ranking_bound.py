@@ -56,11 +56,11 @@ from statecentric_jax.embedding.datasets import trajectories_path
 from statecentric_jax.embedding.encoders import Encoder, Pair, WLEncoder
 from statecentric_jax.embedding.side_by_side import SideBySide
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments.aggregation import AGGREGATION_DIR
-from statecentric_jax.experiments.pipeline import cache_dirs
 from statecentric_jax.learning.ensemble import load_run
 from statecentric_jax.learning.train import LoadedModel
 from statecentric_jax.learning.value import RidgeCostToGo, features_encoder
+from statecentric_jax.method.aggregation import AGGREGATION_DIR
+from statecentric_jax.method.pipeline import cache_dirs
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import Task, load_task
 from statecentric_jax.problems.plan_generation import read_trajectories

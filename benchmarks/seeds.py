@@ -16,8 +16,8 @@ from absl import flags
 from benchmarks.common import load_line, print_header
 from statecentric_jax import config as config_lib
 from statecentric_jax.cli import run_main
-from statecentric_jax.experiments.pipeline import prepare_data
 from statecentric_jax.learning import lstm
+from statecentric_jax.method.pipeline import prepare_data
 
 _CONFIG = flags.DEFINE_string(
     "config_name", "blocks_wl_lstm_state", "An LSTM configuration <domain>_<encoding>_lstm_<mode>."

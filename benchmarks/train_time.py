@@ -19,8 +19,8 @@ from absl import flags
 from benchmarks.common import load_line, print_header
 from statecentric_jax import config as config_lib
 from statecentric_jax.cli import run_main
-from statecentric_jax.experiments.pipeline import prepare_data
 from statecentric_jax.learning.train import train_model
+from statecentric_jax.method.pipeline import prepare_data
 from statecentric_jax.problems import layout
 
 ALL = [

@@ -14,7 +14,7 @@ import json
 from absl import flags
 
 from statecentric_jax.cli import define_decode_flags, run_main
-from statecentric_jax.experiments.evaluation import evaluate
+from statecentric_jax.method.evaluation import evaluate
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py --workdir).")
 _SPLIT = flags.DEFINE_string("split", "test-extrapolation", "Split to decode.")

@@ -11,7 +11,7 @@ import sys
 from absl import flags
 
 from statecentric_jax.cli import define_decode_flags, run_main
-from statecentric_jax.experiments.evaluation import plan_problem
+from statecentric_jax.method.evaluation import plan_problem
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py --workdir).")
 _DOMAIN = flags.DEFINE_string("domain", None, "Domain PDDL file.")

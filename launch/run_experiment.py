@@ -9,7 +9,7 @@ from absl import flags
 from ml_collections import config_flags
 
 from statecentric_jax.cli import parse_ints, run_main
-from statecentric_jax.experiments import pipeline
+from statecentric_jax.method import pipeline
 
 _CONFIG = config_flags.DEFINE_config_file("config", None, "A config file from configs/.", lock_config=True)
 _WORKDIR = flags.DEFINE_string("workdir", None, "Run directory (one subfolder per seed).")

@@ -10,7 +10,8 @@ finished configurations, seeds and splits. Wall time and peak memory: <sweep_dir
 from absl import flags
 
 from statecentric_jax.cli import parse_ints, run_main
-from statecentric_jax.experiments import pipeline, sweep
+from statecentric_jax.experiments import sweep
+from statecentric_jax.method import pipeline
 
 _SWEEP_DIR = flags.DEFINE_string("sweep_dir", None, "Where the runs go, one folder per configuration.")
 _CONFIGS = flags.DEFINE_list(

@@ -13,7 +13,7 @@ from absl import flags
 from ml_collections import config_flags
 
 from statecentric_jax.cli import run_main
-from statecentric_jax.experiments.pipeline import train_from_config
+from statecentric_jax.method.pipeline import train_from_config
 
 _CONFIG = config_flags.DEFINE_config_file("config", None, "A config file from configs/.", lock_config=True)
 _WORKDIR = flags.DEFINE_string("workdir", None, "Where the trained model and its metrics go.")

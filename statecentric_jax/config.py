@@ -95,7 +95,7 @@ def base() -> ml_collections.ConfigDict:
     # objects are joined, which WL colours cannot see); 0: off
     config.value.goal_paths = 0
 
-    config.aggregation = ml_collections.ConfigDict()  # expert data aggregation (experiments/aggregation.py)
+    config.aggregation = ml_collections.ConfigDict()  # expert data aggregation (method/aggregation.py)
     config.aggregation.rounds = 0  # 0: off, the paper's training
     config.aggregation.max_planner_calls = 200  # Fast Downward (A*+LM-cut) calls per round, at most
     config.aggregation.time_limit = 60.0  # seconds per planner call

@@ -1,1 +1,1 @@
-"""Experiments: evaluation, the train-and-evaluate pipeline, sweeps and the Table-1 report."""
+"""The study around the method: sweeps over configurations, the Table-1 report, and the Ray backend."""

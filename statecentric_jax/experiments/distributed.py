@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 
 from statecentric_jax.atomic import open_for_append, write_text
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import evaluation
 from statecentric_jax.learning.train import load_model
+from statecentric_jax.method import evaluation
 from statecentric_jax.problems import layout
 
 MAX_RETRIES = 3  # a task whose worker died is rerun this often; it resumes from its files

@@ -46,8 +46,8 @@ from matplotlib.figure import Figure
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import replace_atomically, write_text
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import pipeline
 from statecentric_jax.learning import ensemble, train
+from statecentric_jax.method import pipeline
 from statecentric_jax.problems.domains import PAPER_ORDER
 from statecentric_jax.problems.fast_downward import ASTAR_LMCUT
 from statecentric_jax.problems.plan_generation import read_trajectories

@@ -34,8 +34,8 @@ from tqdm import tqdm
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import open_for_append, write_text
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import pipeline
 from statecentric_jax.learning.transitions import MODES
+from statecentric_jax.method import pipeline
 from statecentric_jax.problems import layout
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from absl import flags
 
 from statecentric_jax.cli import run_main
-from statecentric_jax.experiments import pipeline, sweep
+from statecentric_jax.experiments import sweep
+from statecentric_jax.method import pipeline
 
 _CONFIG_JSON = flags.DEFINE_string("config_json", "", "The configuration, as written by the sweep.")
 _WORKDIR = flags.DEFINE_string("workdir", "", "Run directory (one subfolder per seed).")

@@ -11,7 +11,7 @@ relative to it (so the folder can move), any other by its absolute path. `load` 
 `train.load_model` and refuses members of another domain, encoding or embedding width; the first member's
 encoder, config (decoding settings) and cost-to-go serve the whole ensemble.
 
-`config.ensemble.members` makes the pipeline (`experiments/pipeline.py`) train such an ensemble for every
+`config.ensemble.members` makes the pipeline (`method/pipeline.py`) train such an ensemble for every
 seed: the configured model in `seed<N>/` itself, each member in `seed<N>/members/<kind>_<mode>/`, and
 `seed<N>/ensemble.json` = `{"members": [".", "members/<kind>_<mode>", ...]}`. `load_run` is how evaluation
 and planning open a run: the ensemble where its folder holds `ensemble.json`, its one model otherwise.

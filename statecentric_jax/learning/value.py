@@ -13,7 +13,7 @@ on larger problems, so it is selected by search success (`benchmarks/generalizat
 cost-to-go's own, with other iterations or hashing (`ValueData`): a heuristic may need finer
 features than a next-state predictor. Decoding then embeds each new state once more, for it.
 Its colours come from the training plans, or (`value.wl_vocabulary=fitted`) from every state it
-is fitted on, aggregated ones too (`experiments/aggregation.py`): finer colours need more states.
+is fitted on, aggregated ones too (`method/aggregation.py`): finer colours need more states.
 Goal paths (`value.goal_paths`, `embedding/goal_paths.py`) may stand beside either φ: they tell
 apart states that no function of 1-WL colours can (a package in the truck of its goal city or in
 another one).

@@ -14,7 +14,8 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[ray]'")
 
 from statecentric_jax.errors import InputError  # noqa: E402
-from statecentric_jax.experiments import distributed, evaluation, pipeline, sweep  # noqa: E402
+from statecentric_jax.experiments import distributed, sweep  # noqa: E402
+from statecentric_jax.method import evaluation, pipeline  # noqa: E402
 from statecentric_jax.problems import generators  # noqa: E402
 
 pytestmark = [

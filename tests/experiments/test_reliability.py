@@ -16,8 +16,8 @@ import pytest
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import exclusive_lock, open_for_append
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import aggregation, pipeline
-from statecentric_jax.experiments.evaluation import NOT_READ_BY_DECODING, evaluate, run_fingerprint
+from statecentric_jax.method import aggregation, pipeline
+from statecentric_jax.method.evaluation import NOT_READ_BY_DECODING, evaluate, run_fingerprint
 from statecentric_jax.problems import generators
 from statecentric_jax.search.base import decode_config
 

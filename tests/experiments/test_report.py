@@ -11,7 +11,8 @@ import pytest
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import pipeline, report
+from statecentric_jax.experiments import report
+from statecentric_jax.method import pipeline
 from statecentric_jax.problems import fast_downward
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

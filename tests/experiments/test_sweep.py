@@ -7,7 +7,8 @@ import pathlib
 import pytest
 
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import pipeline, sweep
+from statecentric_jax.experiments import sweep
+from statecentric_jax.method import pipeline
 
 CONFIGS = ["blocks_wl_xgb_delta", "blocks_wl_lstm_state", "blocks_fsf_xgb_delta", "gripper_wl_xgb_delta"]
 SEEDS = [13, 14]

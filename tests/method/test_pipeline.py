@@ -11,8 +11,8 @@ import pytest
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import evaluation, pipeline
 from statecentric_jax.learning import ensemble
+from statecentric_jax.method import evaluation, pipeline
 from statecentric_jax.planning.elimination import eliminate_actions
 from statecentric_jax.planning.plans import read_plan, simulate
 from statecentric_jax.planning.tasks import load_task

@@ -71,8 +71,8 @@ from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding import datasets
 from statecentric_jax.embedding.datasets import EmbeddedSplit, trajectories_path
 from statecentric_jax.embedding.encoders import Encoder, WLEncoder
-from statecentric_jax.experiments.evaluation import cost_to_go_for
 from statecentric_jax.learning import train, value
+from statecentric_jax.method.evaluation import cost_to_go_for
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import Task, load_task, normalize_action, problem_from_state

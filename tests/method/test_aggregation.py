@@ -9,11 +9,11 @@ import pytest
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import aggregation, evaluation, pipeline
 from statecentric_jax.learning import train
 from statecentric_jax.learning.value import ENCODER_FILE as VALUE_ENCODER_FILE
 from statecentric_jax.learning.value import GOAL_PATHS_FILE as VALUE_GOAL_PATHS_FILE
 from statecentric_jax.learning.value import VALUE_FILE
+from statecentric_jax.method import aggregation, evaluation, pipeline
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import _section, load_task, read_sexpr

@@ -33,8 +33,8 @@ from statecentric_jax.embedding import datasets
 from statecentric_jax.embedding.encoders import Encoder, WLSettings
 from statecentric_jax.embedding.goal_paths import GoalPathEncoder
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import aggregation, evaluation
 from statecentric_jax.learning import ensemble, train, value
+from statecentric_jax.method import aggregation, evaluation
 from statecentric_jax.problems import plan_generation
 
 TRAINING_SPLITS = ("train", "validation")
