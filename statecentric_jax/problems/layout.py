@@ -56,3 +56,42 @@ def problem_files(pddl_root: str | os.PathLike, domain: str, split: str) -> list
     if not folder.is_dir():
         raise InputError(folder, f"no split '{split}' for domain '{domain}'")
     return sorted(folder.glob("*.pddl"))
+
+
+# The IPC learning track's layout: <domain>/domain.pddl, <domain>/training/easy/*.pddl, <domain>/testing/<level>/*.pddl
+IPC_TRAINING = pathlib.PurePath("training", "easy")
+IPC_TESTING = "testing"
+
+
+def ipc_domains(root: str | os.PathLike) -> list[str]:
+    """Folders of an IPC-layout root that hold a domain.pddl, sorted."""
+    base = pathlib.Path(root)
+    if not base.is_dir():
+        raise InputError(base, "benchmark root is not a directory")
+    return sorted(p.parent.name for p in base.glob("*/domain.pddl"))
+
+
+def ipc_levels(root: str | os.PathLike, domain: str) -> list[str]:
+    """The test levels of a domain: every folder under `<domain>/testing/`."""
+    return sorted(p.name for p in (pathlib.Path(root) / domain / IPC_TESTING).glob("*/") if p.is_dir())
+
+
+def ipc_training_view(root: str | os.PathLike, domain: str, dest: str | os.PathLike, count: int = 20) -> pathlib.Path:
+    """A PDDL root at `dest` in this module's split layout from the domain's first `count` training problems (by
+    name: the smallest of the IPC sets), the last quarter of them as `validation`, the rest as `train`; it links no
+    test problem."""
+    source = pathlib.Path(root).resolve() / domain
+    problems = sorted((source / IPC_TRAINING).glob("*.pddl"))[:count]
+    if len(problems) < 2:
+        raise InputError(source / IPC_TRAINING, f"{len(problems)} training problem(s), need at least 2")
+    fit = len(problems) - max(1, len(problems) // 4)
+    view = pathlib.Path(dest) / domain
+    for split, chosen in (("train", problems[:fit]), ("validation", problems[fit:])):
+        (view / split).mkdir(parents=True, exist_ok=True)
+        for problem in chosen:
+            link = view / split / problem.name
+            if not link.is_symlink():
+                link.symlink_to(problem)
+    if not (view / "domain.pddl").is_symlink():
+        (view / "domain.pddl").symlink_to(source / "domain.pddl")
+    return pathlib.Path(dest)

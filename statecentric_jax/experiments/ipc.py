@@ -1,0 +1,771 @@
+"""Side by side on a benchmark in IPC layout: our planner and Fast Downward's baselines, every test problem in a
+process of its own under the same wall-clock and memory limits, every plan re-checked.
+
+Input (`root`): `<domain>/domain.pddl`, `<domain>/training/easy/*.pddl`, `<domain>/testing/<level>/*.pddl` and,
+optionally, `reference_costs.json` (best known cost per `<domain>/testing/<level>/<pNN>.pddl`).
+
+Output, all under `workdir`:
+
+  records.jsonl                       one line per finished (planner, problem), appended as each finishes
+  results.csv                         planner, domain, level, problem, solved, plan_cost, reference_cost, seconds,
+                                      expansions, peak_mb, outcome (regenerated from the records)
+  coverage.md, quality.md, cumulative.png                                   (regenerated from the records)
+  <planner>/<domain>/run/             our planner trained for the domain, from its training problems only
+  <planner>/<domain>/<level>/<pNN>.plan                                     every valid plan, IPC format
+
+Resuming: a record carries a fingerprint of the planner (its search or config), the domain and problem files and
+the limits; a rerun skips every (planner, problem) with a matching record and plans the rest. Records with
+outcome `error` are retried (a fixed bug or a newly supported feature changes them, at no planning cost). A
+killed run loses at most the problems in flight.
+
+Limits: the parent process measures each planner's wall clock and its process tree's resident memory (psutil,
+every 50 ms) and kills the tree at either limit (outcomes `timeout`, `memory`). The clock of Fast Downward starts
+when its driver starts; ours when the process has loaded the trained model and starts reading the problem
+(`startup_seconds` records the loading). No RLIMIT_AS: address-space limits count reservations, not use.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import csv
+import dataclasses
+import hashlib
+import io
+import json
+import math
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+import ml_collections
+import psutil
+from absl import logging
+
+from statecentric_jax.atomic import exclusive_lock, open_for_append, replace_atomically, write_text
+from statecentric_jax.errors import InputError
+from statecentric_jax.problems import fast_downward, layout
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+RECOMMENDED = "recommended"
+FAST_DOWNWARD = {"lama_first": fast_downward.LAMA_FIRST, "gbfs_ff": fast_downward.GBFS_FF}
+DEFAULT_LEVELS = ("easy", "medium", "hard")
+OUTCOMES = ("solved", "unsolved", "timeout", "memory", "invalid", "error")
+RESULT_FIELDS = (
+    "planner",
+    "domain",
+    "level",
+    "problem",
+    "solved",
+    "plan_cost",
+    "reference_cost",
+    "seconds",
+    "expansions",
+    "peak_mb",
+    "outcome",
+)
+RECORDS_FILE = "records.jsonl"
+REFERENCE_FILE = "reference_costs.json"
+POLL_S = 0.05
+STARTUP_LIMIT_S = 600.0  # loading a trained model; longer is an error, not a timeout of the search
+CHECK_LIMIT_S = 1800.0  # re-checking one plan (replay grounds the problem)
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """One test problem; `key` is its path below the root, as in reference_costs.json."""
+
+    domain: str
+    level: str
+    name: str
+    path: pathlib.Path
+
+    @property
+    def domain_file(self) -> pathlib.Path:
+        return self.path.parents[2] / "domain.pddl"
+
+    @property
+    def key(self) -> str:
+        return f"{self.domain}/{layout.IPC_TESTING}/{self.level}/{self.path.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Planner:
+    """A Fast Downward search (`search`) or our planner with a config file (`config`)."""
+
+    name: str
+    search: str | None = None
+    config: ml_collections.ConfigDict | None = dataclasses.field(default=None, compare=False)
+
+    @property
+    def identity(self) -> str:
+        """What the planner's results depend on, besides the problem and the limits."""
+        if self.search is not None:
+            return f"fast-downward {self.search}"
+        assert self.config is not None
+        return json.dumps(json.loads(self.config.to_json_best_effort()), sort_keys=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    time_limit: float  # seconds of planning, wall clock
+    memory_limit_mb: int
+
+
+# ---------------------------------------------------------------- selection (all checked before any work)
+
+
+def problem_filter(spec: str) -> Callable[[str], bool]:
+    """`--problems`: `all`, `every=K` (p01, p(1+K), ...) or names `p01,p02`; a test of a problem's name."""
+    spec = spec.strip()
+    if spec == "all":
+        return lambda name: True
+    every = re.fullmatch(r"every=(\d+)", spec)
+    if every:
+        k = int(every[1])
+        if k < 1:
+            raise InputError("--problems", f"every=K needs K >= 1, got {spec}")
+        return lambda name: (number := _number(name)) is not None and (number - 1) % k == 0
+    names = [n.strip() for n in spec.split(",")]
+    if not names or not all(re.fullmatch(r"p\d+", n) for n in names):
+        raise InputError("--problems", f"expected all, every=K or names like p01,p02, got {spec!r}")
+    wanted = {int(n[1:]) for n in names}
+    return lambda name: _number(name) in wanted
+
+
+def _number(name: str) -> int | None:
+    match = re.fullmatch(r"p(\d+)", name)
+    return int(match[1]) if match else None
+
+
+def select_problems(
+    root: pathlib.Path, domains: Sequence[str] | None, levels: Sequence[str], problems: str
+) -> list[Problem]:
+    """The selected test problems, domain by domain; one InputError for an unknown domain or level or an empty
+    selection."""
+    available = layout.ipc_domains(root)
+    if not available:
+        raise InputError(root, "no <domain>/domain.pddl here: not a benchmark in IPC layout")
+    domains = list(domains) if domains else available
+    for domain in domains:
+        if domain not in available:
+            raise InputError("--domains", f"no domain '{domain}' under {root} (found: {', '.join(available)})")
+    wanted = problem_filter(problems)
+    if not levels:
+        raise InputError("--levels", "no level given")
+    selected = []
+    for domain in domains:
+        found = layout.ipc_levels(root, domain)
+        for level in levels:
+            if level not in found:
+                raise InputError("--levels", f"no level '{level}' in {root / domain / layout.IPC_TESTING}")
+            for path in sorted((root / domain / layout.IPC_TESTING / level).glob("*.pddl")):
+                if wanted(path.stem):
+                    selected.append(Problem(domain, level, path.stem, path.resolve()))
+    if not selected:
+        raise InputError("--problems", f"{problems!r} selects no problem in {', '.join(domains)}")
+    return selected
+
+
+def resolve_planners(names: Sequence[str]) -> list[Planner]:
+    """`recommended` (configs/recommended.py), a Fast Downward baseline, or a config file path (named by its stem)."""
+    from statecentric_jax.experiments import sweep  # loads config files
+
+    if not names:
+        raise InputError("--planners", "no planner given")
+    planners = []
+    for name in names:
+        if name in FAST_DOWNWARD:
+            planners.append(Planner(name, search=FAST_DOWNWARD[name]))
+            continue
+        path = REPO / "configs" / "recommended.py" if name == RECOMMENDED else pathlib.Path(name)
+        if not name.endswith(".py") and name != RECOMMENDED:
+            raise InputError("--planners", f"'{name}' is not {RECOMMENDED}, {', '.join(FAST_DOWNWARD)} or a .py config")
+        if not path.is_file():
+            raise InputError(path, "no such config file")
+        planners.append(Planner(RECOMMENDED if name == RECOMMENDED else path.stem, config=sweep.load_config(path)))
+    seen = [p.name for p in planners]
+    if len(set(seen)) != len(seen):
+        raise InputError("--planners", f"two planners with one name: {','.join(seen)}")
+    return planners
+
+
+def reference_costs(root: pathlib.Path) -> dict[str, float]:
+    path = root / REFERENCE_FILE
+    if not path.is_file():
+        return {}
+    try:
+        costs = json.loads(path.read_text(encoding="utf-8"))
+        return {str(k): float(v) for k, v in costs.items()}
+    except (ValueError, AttributeError, TypeError) as e:
+        raise InputError(path, f"not a JSON object of costs ({e})") from None
+
+
+# ---------------------------------------------------------------- running one planner process under the limits
+
+
+@dataclasses.dataclass(frozen=True)
+class Finished:
+    """How a limited process ended: `limit` is 'timeout', 'memory' or None (it exited by itself)."""
+
+    returncode: int | None
+    limit: str | None
+    seconds: float  # from the start of its clock to its end
+    startup_seconds: float  # from its start to the start of its clock
+    peak_mb: float
+    stdout: str
+
+
+def _tree_rss(process: psutil.Process) -> int:
+    total = 0
+    for p in [process, *process.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):  # a child that just ended
+            total += p.memory_info().rss
+    return total
+
+
+def run_limited(
+    command: Sequence[str],
+    cwd: pathlib.Path,
+    limits: Limits,
+    clock_file: pathlib.Path | None = None,
+    done_file: pathlib.Path | None = None,
+) -> Finished:
+    """Run `command`, killing its process group when its clock passes the time limit or its process tree's resident
+    memory passes the memory limit. The clock starts at the start, or when the process writes its
+    `time.monotonic()` into `clock_file`; once `done_file` exists the process has its result and is not killed."""
+    started = time.monotonic()
+    log = cwd / "stdout.txt"
+    with open(log, "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    watched = psutil.Process(proc.pid)
+    peak, limit, clock = 0, None, None if clock_file else started
+    try:
+        while proc.poll() is None:
+            now = time.monotonic()
+            if clock is None and clock_file is not None and clock_file.is_file():
+                clock = float(clock_file.read_text() or now)
+            peak = max(peak, _tree_rss(watched))
+            if done_file is None or not done_file.is_file():
+                if peak > limits.memory_limit_mb * 2**20:
+                    limit = "memory"
+                elif now - (clock if clock is not None else started) > (
+                    limits.time_limit if clock is not None else STARTUP_LIMIT_S
+                ):
+                    limit = "timeout" if clock is not None else "startup"
+                if limit:
+                    _kill(proc)
+                    break
+            time.sleep(POLL_S)
+    except BaseException:
+        _kill(proc)
+        raise
+    ended = time.monotonic()
+    proc.wait()
+    if clock is None and clock_file is not None and clock_file.is_file():
+        clock = float(clock_file.read_text() or ended)
+    clock = clock if clock is not None else ended
+    return Finished(
+        proc.returncode if limit is None else None,
+        limit,
+        round(ended - clock, 3),
+        round(clock - started, 3),
+        round(peak / 2**20, 1),
+        log.read_text(encoding="utf-8", errors="replace"),
+    )
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------- one (planner, problem)
+
+
+def _fast_downward(planner: Planner, problem: Problem, limits: Limits, tmp: pathlib.Path) -> dict:
+    assert planner.search is not None
+    plan_file = tmp / "plan"
+    command = [sys.executable, fast_downward.driver_path(), "--plan-file", str(plan_file), "--sas-file"]
+    command += [str(tmp / "output.sas"), str(problem.domain_file), str(problem.path)]
+    finished = run_limited([*command, "--search", planner.search], tmp, limits)
+    expanded = re.findall(r"Expanded (\d+) state", finished.stdout)
+    result = {
+        "seconds": finished.seconds,
+        "startup_seconds": finished.startup_seconds,
+        "peak_mb": finished.peak_mb,
+        "expansions": int(expanded[-1]) if expanded else None,
+        "plan": None,
+    }
+    code = finished.returncode
+    if finished.limit:
+        return {**result, "outcome": finished.limit, "message": f"over the {finished.limit} limit"}
+    if code in (0, 1, 2, 3) and plan_file.is_file():
+        from statecentric_jax.planning.plans import read_plan
+
+        return {**result, "outcome": "solved", "message": "", "plan": read_plan(plan_file)}
+    if code in (10, 11, 12):
+        return {**result, "outcome": "unsolved", "message": f"Fast Downward exit code {code}: no plan"}
+    if code in (20, 22, 24):
+        return {**result, "outcome": "memory", "message": f"Fast Downward exit code {code}: out of memory"}
+    last = finished.stdout.strip().splitlines()[-1:] or ["no output"]
+    return {**result, "outcome": "error", "message": f"Fast Downward exit code {code}: {last[0][:200]}"}
+
+
+def _ours(planner: Planner, problem: Problem, limits: Limits, tmp: pathlib.Path, run_dir: pathlib.Path) -> dict:
+    request = {"run": str(run_dir), "domain": str(problem.domain_file)}
+    request.update(problem=str(problem.path), clock=str(tmp / "clock"), result=str(tmp / "result.json"))
+    (tmp / "request.json").write_text(json.dumps(request), encoding="utf-8")
+    command = [sys.executable, "-m", "statecentric_jax.experiments.ipc", str(tmp / "request.json")]
+    finished = run_limited(command, tmp, limits, tmp / "clock", tmp / "result.json")
+    base: dict[str, object] = {
+        "seconds": finished.seconds,
+        "startup_seconds": finished.startup_seconds,
+        "peak_mb": finished.peak_mb,
+    }
+    base.update(expansions=None, plan=None)
+    if (tmp / "result.json").is_file():
+        child = json.loads((tmp / "result.json").read_text(encoding="utf-8"))
+        return {**base, **child}
+    if finished.limit in ("timeout", "memory"):
+        return {**base, "outcome": finished.limit, "message": f"over the {finished.limit} limit"}
+    if finished.limit == "startup":
+        return {**base, "outcome": "error", "message": f"loading the model took over {STARTUP_LIMIT_S:g} s"}
+    last = finished.stdout.strip().splitlines()[-1:] or ["no output"]
+    return {**base, "outcome": "error", "message": f"exit code {finished.returncode}: {last[0][:200]}"}
+
+
+def plan_in_this_process(request_file: str) -> None:
+    """The child of `_ours`: load the run (start-up), then start the clock, read and plan the problem, and write
+    the result atomically (a result written is final)."""
+    request = json.loads(pathlib.Path(request_file).read_text(encoding="utf-8"))
+    from statecentric_jax.learning.ensemble import load_run
+    from statecentric_jax.method.evaluation import cost_to_go_for
+    from statecentric_jax.planning.tasks import load_task
+    from statecentric_jax.search.base import decode_config
+    from statecentric_jax.search.decoding import decode
+
+    def finish(result: dict) -> None:
+        write_text(request["result"], json.dumps(result))
+
+    loaded = load_run(request["run"])
+    settings = decode_config(loaded.config)
+    cost_to_go = cost_to_go_for(loaded, settings)
+    write_text(request["clock"], repr(time.monotonic()))
+    started = time.perf_counter()
+    try:
+        task = load_task(request["domain"], request["problem"])
+    except InputError as e:
+        return finish({"outcome": "error", "message": str(e), "seconds": round(time.perf_counter() - started, 3)})
+    result = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go)[0]
+    finish(
+        {
+            "outcome": "solved" if result.solved else "unsolved",
+            "message": "" if result.solved else result.outcome,
+            "seconds": round(time.perf_counter() - started, 3),
+            "expansions": result.steps,
+            "plan": result.plan if result.solved else None,
+        }
+    )
+
+
+def check_in_this_process(request_file: str) -> None:
+    """Replay a plan in the symbolic simulator (and VAL when on PATH); writes the reason it is invalid, or null."""
+    from statecentric_jax.planning.plans import PlanError, format_plan, simulate
+    from statecentric_jax.planning.tasks import load_task
+
+    request = json.loads(pathlib.Path(request_file).read_text(encoding="utf-8"))
+    try:
+        task = load_task(request["domain"], request["problem"])
+    except InputError as e:
+        return write_text(request["result"], json.dumps({"error": f"plan not checked: {e}"}))
+    try:
+        simulate(task, request["plan"], source=request["problem"])
+    except PlanError as e:
+        return write_text(request["result"], json.dumps({"invalid": e.reason}))
+    val = shutil.which("Validate")
+    if val:
+        plan_file = pathlib.Path(request["result"]).with_name("checked.plan")
+        plan_file.write_text(format_plan(request["plan"]), encoding="utf-8")
+        proc = subprocess.run(
+            [val, request["domain"], request["problem"], str(plan_file)], capture_output=True, text=True
+        )
+        if proc.returncode != 0 or "Plan valid" not in proc.stdout:
+            return write_text(request["result"], json.dumps({"invalid": "VAL rejected the plan"}))
+    write_text(request["result"], json.dumps({}))
+
+
+def _check(problem: Problem, plan: list[str], limits: Limits, tmp: pathlib.Path) -> dict:
+    """Re-check a plan in a process of its own (grounding for replay can be large): {} when valid."""
+    request: dict[str, object] = {"domain": str(problem.domain_file)}
+    request["problem"] = str(problem.path)
+    request.update(plan=plan, result=str(tmp / "check.json"))
+    (tmp / "check-request.json").write_text(json.dumps(request), encoding="utf-8")
+    command = [sys.executable, "-m", "statecentric_jax.experiments.ipc", "--check", str(tmp / "check-request.json")]
+    finished = run_limited(command, tmp, Limits(CHECK_LIMIT_S, limits.memory_limit_mb))
+    if (tmp / "check.json").is_file():
+        return json.loads((tmp / "check.json").read_text(encoding="utf-8"))
+    return {"error": f"plan not checked: the check ended with {finished.limit or finished.returncode}"}
+
+
+def solve_one(planner: Planner, problem: Problem, limits: Limits, run_dir: str | None, plan_file: str) -> dict:
+    """Plan one problem in a process of its own, re-check the plan, write it to `plan_file` if valid; the record's
+    fields besides the fingerprint. The unit of work of both backends."""
+    with tempfile.TemporaryDirectory(prefix="ipc-") as tmp:
+        if planner.search is not None:
+            result = _fast_downward(planner, problem, limits, pathlib.Path(tmp))
+        else:
+            result = _ours(planner, problem, limits, pathlib.Path(tmp), pathlib.Path(str(run_dir)))
+        if result["outcome"] == "solved":
+            verdict = _check(problem, result["plan"], limits, pathlib.Path(tmp))
+            if "invalid" in verdict:
+                result.update(outcome="invalid", message=verdict["invalid"])
+            elif "error" in verdict:
+                result.update(outcome="error", message=verdict["error"])
+            else:
+                from statecentric_jax.planning.plans import format_plan
+
+                pathlib.Path(plan_file).parent.mkdir(parents=True, exist_ok=True)
+                write_text(plan_file, format_plan(result["plan"]))
+    solved = result["outcome"] == "solved"
+    return {
+        "planner": planner.name,
+        "domain": problem.domain,
+        "level": problem.level,
+        "problem": problem.name,
+        "key": problem.key,
+        "solved": solved,
+        "plan_cost": len(result["plan"]) if solved else None,
+        "seconds": result["seconds"],
+        "startup_seconds": result.get("startup_seconds"),
+        "expansions": result.get("expansions"),
+        "peak_mb": result.get("peak_mb"),
+        "outcome": result["outcome"],
+        "message": result.get("message", ""),
+        "plan": result["plan"] if solved else None,
+    }
+
+
+# ---------------------------------------------------------------- training our planner
+
+
+def train_planner(planner: Planner, root: pathlib.Path, domain: str, workdir: pathlib.Path) -> pathlib.Path:
+    """Our planner for `domain`, trained once into `<workdir>/<planner>/<domain>/run/` from the domain's training
+    problems only (`layout.ipc_training_view`); a finished run is reused."""
+    from statecentric_jax import config as config_lib
+    from statecentric_jax.learning import train
+    from statecentric_jax.method import pipeline
+
+    assert planner.config is not None
+    base = workdir / planner.name / domain
+    run_dir = base / "run"
+    config = planner.config.copy_and_resolve_references()
+    config.data.domain = domain
+    config.data.pddl_root = str(layout.ipc_training_view(root, domain, base / "training").resolve())
+    config.data.cache_dir = str((workdir / "cache").resolve())
+    if (run_dir / train.CONFIG_FILE).is_file():
+        if config_lib.same_run(train.read_config(run_dir), pipeline.resolved(config)):
+            return run_dir
+        raise InputError(run_dir, "holds a run of another configuration; use a fresh --workdir")
+    pipeline.train_from_config(config, run_dir)
+    return run_dir
+
+
+# ---------------------------------------------------------------- the benchmark
+
+
+def _digest(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()[:16]
+
+
+def fingerprint(planner: Planner, problem: Problem, limits: Limits) -> str:
+    domain_file = problem.domain_file
+    return _digest(
+        planner.identity.encode(),
+        domain_file.read_bytes(),
+        problem.path.read_bytes(),
+        json.dumps(dataclasses.asdict(limits), sort_keys=True).encode(),
+    )
+
+
+def read_records(path: pathlib.Path) -> list[dict]:
+    records = []
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a torn line of a killed run
+            if isinstance(record, dict):
+                records.append(record)
+    return records
+
+
+def _execute(calls: dict[str, tuple], jobs: int, backend: str, on_done: Callable[[str, dict], None]) -> None:
+    """`solve_one(*args)` for every call, `jobs` at a time (local threads, each watching one process) or as Ray
+    tasks."""
+    if backend == "ray":
+        from statecentric_jax.experiments import distributed
+
+        def done(key: str, record: object, error: str | None) -> None:
+            if error is not None:
+                raise InputError(None, f"a Ray task failed: {error}")
+            on_done(key, dict(record))  # type: ignore[call-overload]
+
+        distributed.run_tasks(solve_one, calls, done)
+        return
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(solve_one, *args): key for key, args in calls.items()}
+        for future in concurrent.futures.as_completed(futures):
+            on_done(futures[future], future.result())
+
+
+def run(
+    root: str | os.PathLike,
+    workdir: str | os.PathLike,
+    *,
+    domains: Sequence[str] | None = None,
+    levels: Sequence[str] = DEFAULT_LEVELS,
+    problems: str = "all",
+    planners: Sequence[str] = (RECOMMENDED, "lama_first", "gbfs_ff"),
+    time_limit: float,
+    memory_limit_mb: int = 8192,
+    jobs: int = 1,
+    backend: str = "local",
+) -> dict:
+    """Plan every selected test problem with every planner (training ours per domain first, from the training
+    problems only), resuming from `workdir`'s records; writes the tables and returns the coverage per planner."""
+    root = pathlib.Path(root)
+    if not root.is_dir():
+        raise InputError("--root", f"{root} is not a directory")
+    if not time_limit > 0 or not math.isfinite(time_limit):
+        raise InputError("--time_limit", f"must be a positive number of seconds, not {time_limit}")
+    if memory_limit_mb < 1:
+        raise InputError("--memory_limit_mb", f"must be positive, not {memory_limit_mb}")
+    if jobs < 1:
+        raise InputError("--jobs", f"must be at least 1, not {jobs}")
+    if backend not in ("local", "ray"):
+        raise InputError("--backend", f"must be local or ray, not {backend!r}")
+    selected = select_problems(root, domains, levels, problems)
+    chosen = resolve_planners(planners)
+    references = reference_costs(root)
+    limits = Limits(float(time_limit), int(memory_limit_mb))
+    workdir = pathlib.Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    if backend == "ray":
+        from statecentric_jax.experiments import distributed
+
+        distributed.init()
+    with exclusive_lock(workdir, "a benchmark run"):
+        return _run_locked(root.resolve(), workdir.resolve(), selected, chosen, references, limits, jobs, backend)
+
+
+def _record_id(planner: str, key: str) -> str:
+    return f"{planner}|{key}"
+
+
+def _run_locked(
+    root: pathlib.Path,
+    workdir: pathlib.Path,
+    selected: list[Problem],
+    planners: list[Planner],
+    references: dict[str, float],
+    limits: Limits,
+    jobs: int,
+    backend: str,
+) -> dict:
+    records_file = workdir / RECORDS_FILE
+    earlier = {_record_id(r.get("planner", ""), r.get("key", "")): r for r in read_records(records_file)}
+    fingerprints: dict[str, str] = {}
+    finished: dict[str, dict] = {}
+    lock = threading.Lock()
+    with open_for_append(records_file) as log:
+
+        def on_done(rid: str, record: dict) -> None:
+            record["fingerprint"] = fingerprints[rid]
+            with lock:
+                finished[rid] = record
+                log.write(json.dumps(record) + "\n")
+                log.flush()
+            logging.info("%s %s: %s in %.1f s", record["planner"], record["key"], record["outcome"], record["seconds"])
+
+        for domain in dict.fromkeys(q.domain for q in selected):
+            run_dirs: dict[str, str] = {}
+            untrained: dict[str, str] = {}
+            for planner in (p for p in planners if p.config is not None):
+                try:  # before any test problem of the domain is read
+                    run_dirs[planner.name] = str(train_planner(planner, root, domain, workdir))
+                except InputError as e:
+                    logging.error("%s cannot be trained for %s: %s", planner.name, domain, e)
+                    untrained[planner.name] = f"training failed: {e}"
+            calls = {}
+            for problem in (q for q in selected if q.domain == domain):
+                for planner in planners:
+                    rid = _record_id(planner.name, problem.key)
+                    fingerprints[rid] = fingerprint(planner, problem, limits)
+                    record = earlier.get(rid)
+                    if record and record.get("fingerprint") == fingerprints[rid] and record.get("outcome") != "error":
+                        finished[rid] = record
+                    elif planner.name in untrained:
+                        on_done(rid, _error_record(planner, problem, untrained[planner.name]))
+                    else:
+                        plan_file = str(plan_path(workdir, planner.name, problem))
+                        calls[rid] = (planner, problem, limits, run_dirs.get(planner.name), plan_file)
+            logging.info("%s: %d (planner, problem) pairs to plan", domain, len(calls))
+            _execute(calls, jobs, backend, on_done)
+    current = [finished[rid] for rid in fingerprints if rid in finished]
+    write_text(records_file, "".join(json.dumps(r) + "\n" for r in current))  # only the current records
+    return write_tables(workdir, current, references, [p.name for p in planners])
+
+
+def plan_path(workdir: pathlib.Path, planner: str, problem: Problem) -> pathlib.Path:
+    return workdir / planner / problem.domain / problem.level / f"{problem.name}.plan"
+
+
+def _error_record(planner: Planner, problem: Problem, message: str) -> dict:
+    return {
+        "planner": planner.name,
+        "domain": problem.domain,
+        "level": problem.level,
+        "problem": problem.name,
+        "key": problem.key,
+        "solved": False,
+        "plan_cost": None,
+        "seconds": 0.0,
+        "startup_seconds": None,
+        "expansions": None,
+        "peak_mb": None,
+        "outcome": "error",
+        "message": " ".join(message.split()),
+        "plan": None,
+    }
+
+
+# ---------------------------------------------------------------- tables
+
+
+def with_references(records: Iterable[dict], references: dict[str, float]) -> list[dict]:
+    """Each record with its `reference_cost`: the root's reference_costs.json, else the best cost of this run."""
+    records = list(records)
+    best: dict[str, float] = {}
+    for r in records:
+        if r["solved"]:
+            best[r["key"]] = min(best.get(r["key"], math.inf), r["plan_cost"])
+    return [{**r, "reference_cost": references.get(r["key"], best.get(r["key"]))} for r in records]
+
+
+def write_tables(workdir: pathlib.Path, records: list[dict], references: dict[str, float], planners: list[str]) -> dict:
+    """results.csv, coverage.md, quality.md and cumulative.png from the records; returns solved/total per planner."""
+    rows = with_references(records, references)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=RESULT_FIELDS, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text(workdir / "results.csv", buffer.getvalue())
+    write_text(workdir / "coverage.md", coverage_table(rows, planners))
+    source = "reference_costs.json of the benchmark" if references else "the best cost found in this run"
+    write_text(workdir / "quality.md", quality_table(rows, planners, source))
+    cumulative_plot(rows, planners, workdir / "cumulative.png")
+    return {
+        p: f"{sum(r['solved'] for r in rows if r['planner'] == p)}/{sum(r['planner'] == p for r in rows)}"
+        for p in planners
+    }
+
+
+def _table(header: Sequence[str], body: Iterable[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in body]
+    return "\n".join(lines) + "\n"
+
+
+def coverage_table(rows: list[dict], planners: Sequence[str]) -> str:
+    """Problems solved / attempted, planners x domains: overall, then one table per level."""
+    domains = list(dict.fromkeys(r["domain"] for r in rows))
+    levels = list(dict.fromkeys(r["level"] for r in rows))
+
+    def cell(planner: str, domain: str | None, level: str | None) -> str:
+        chosen = [
+            r for r in rows if r["planner"] == planner and domain in (None, r["domain"]) and level in (None, r["level"])
+        ]
+        return f"{sum(r['solved'] for r in chosen)}/{len(chosen)}" if chosen else "-"
+
+    parts = []
+    for level in [None, *levels]:
+        title = "## Coverage, all levels" if level is None else f"## Coverage, {level}"
+        body = [[p, *(cell(p, d, level) for d in domains), cell(p, None, level)] for p in planners]
+        parts.append(f"{title}\n\n" + _table(["planner", *domains, "total"], body))
+    outcomes = [[p, *(sum(r["outcome"] == o for r in rows if r["planner"] == p) for o in OUTCOMES)] for p in planners]
+    parts.append("## Outcomes\n\n" + _table(["planner", *OUTCOMES], outcomes))
+    return "\n".join(parts)
+
+
+def quality_table(rows: list[dict], planners: Sequence[str], source: str) -> str:
+    """IPC quality score (sum of reference / cost over solved problems) and the geometric mean of cost / reference
+    over solved problems, planners x domains."""
+    domains = list(dict.fromkeys(r["domain"] for r in rows))
+
+    def solved(planner: str, domain: str | None) -> list[dict]:
+        return [
+            r
+            for r in rows
+            if r["planner"] == planner and domain in (None, r["domain"]) and r["solved"] and r["reference_cost"]
+        ]
+
+    def score(chosen: list[dict]) -> str:
+        return f"{sum(min(1.0, r['reference_cost'] / max(r['plan_cost'], 1)) for r in chosen):.2f}"
+
+    def ratio(chosen: list[dict]) -> str:
+        if not chosen:
+            return "-"
+        logs = [math.log(max(r["plan_cost"], 1) / r["reference_cost"]) for r in chosen]
+        return f"{math.exp(sum(logs) / len(logs)):.3f}"
+
+    parts = [f"Reference costs: {source}.\n"]
+    for title, measure in (
+        ("Quality score (sum of reference / cost)", score),
+        ("Cost / reference, geometric mean", ratio),
+    ):
+        body = [[p, *(measure(solved(p, d)) for d in domains), measure(solved(p, None))] for p in planners]
+        parts.append(f"## {title}\n\n" + _table(["planner", *domains, "total"], body))
+    return "\n".join(parts)
+
+
+def cumulative_plot(rows: list[dict], planners: Sequence[str], path: pathlib.Path) -> None:
+    """Problems solved within t seconds against t (log x), one step curve per planner."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for planner in planners:
+        times = sorted(max(r["seconds"], 1e-3) for r in rows if r["planner"] == planner and r["solved"])
+        ax.step(
+            [*times, times[-1] if times else 1e-3], [*range(1, len(times) + 1), len(times)], where="post", label=planner
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("time per problem (s)")
+    ax.set_ylabel("problems solved")
+    ax.set_title(f"{len({r['key'] for r in rows})} problems")
+    ax.legend()
+    fig.tight_layout()
+    replace_atomically(path, lambda tmp: fig.savefig(tmp, format="png", dpi=120))
+    plt.close(fig)
+
+
+if __name__ == "__main__":  # the child processes: our planner on one problem, or the re-check of one plan
+    if sys.argv[1] == "--check":
+        check_in_this_process(sys.argv[2])
+    else:
+        plan_in_this_process(sys.argv[1])
