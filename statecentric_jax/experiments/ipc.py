@@ -14,9 +14,9 @@ Output, all under `workdir`:
   <planner>/<domain>/<level>/<pNN>.plan                                     every valid plan, IPC format
 
 Resuming: a record carries a fingerprint of the planner (its search or config), the domain and problem files and
-the limits; a rerun skips every (planner, problem) with a matching record and plans the rest. Records with
-outcome `error` are retried (a fixed bug or a newly supported feature changes them, at no planning cost). A
-killed run loses at most the problems in flight.
+the limits; a rerun skips every (planner, problem) with a matching record and plans the rest. Errors around the
+planning are retried: our planner's training failed, or a plan could not be re-checked (a feature the replay does
+not support yet). A killed run loses at most the problems in flight.
 
 Limits: the parent process measures each planner's wall clock and its process tree's resident memory (psutil,
 every 50 ms) and kills the tree at either limit (outcomes `timeout`, `memory`). The clock of Fast Downward starts
@@ -429,7 +429,7 @@ def solve_one(planner: Planner, problem: Problem, limits: Limits, run_dir: str |
             if "invalid" in verdict:
                 result.update(outcome="invalid", message=verdict["invalid"])
             elif "error" in verdict:
-                result.update(outcome="error", message=verdict["error"])
+                result.update(outcome="error", message=verdict["error"], retry=True)
             else:
                 from statecentric_jax.planning.plans import format_plan
 
@@ -451,6 +451,7 @@ def solve_one(planner: Planner, problem: Problem, limits: Limits, run_dir: str |
         "outcome": result["outcome"],
         "message": result.get("message", ""),
         "plan": result["plan"] if solved else None,
+        "retry": result.get("retry", False),
     }
 
 
@@ -615,10 +616,10 @@ def _run_locked(
                     rid = _record_id(planner.name, problem.key)
                     fingerprints[rid] = fingerprint(planner, problem, limits)
                     record = earlier.get(rid)
-                    if record and record.get("fingerprint") == fingerprints[rid] and record.get("outcome") != "error":
+                    if record and record.get("fingerprint") == fingerprints[rid] and not record.get("retry"):
                         finished[rid] = record
                     elif planner.name in untrained:
-                        on_done(rid, _error_record(planner, problem, untrained[planner.name]))
+                        on_done(rid, {**_error_record(planner, problem, untrained[planner.name]), "retry": True})
                     else:
                         plan_file = str(plan_path(workdir, planner.name, problem))
                         calls[rid] = (planner, problem, limits, run_dirs.get(planner.name), plan_file)
@@ -649,6 +650,7 @@ def _error_record(planner: Planner, problem: Problem, message: str) -> dict:
         "outcome": "error",
         "message": " ".join(message.split()),
         "plan": None,
+        "retry": False,
     }
 
 

@@ -1,0 +1,156 @@
+"""The IPC-layout benchmark on a tiny folder built from the bundled Blocks problems: LAMA-first and our planner
+(a tiny config) side by side, plans re-checked, tables written, resumed per problem, limits and bad input."""
+
+import csv
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from statecentric_jax.errors import InputError
+from statecentric_jax.experiments import ipc
+from statecentric_jax.planning.plans import read_plan, simulate
+from statecentric_jax.planning.tasks import load_task
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+LEVELS = ["easy", "hard", "broken"]
+TINY_CONFIG = """
+from statecentric_jax import config as config_lib
+
+
+def get_config():
+    config = config_lib.table1("blocks", "wl", "xgb", "delta")
+    config.xgb.rounds = 4
+    config.xgb.n_jobs = 1
+    config.value.kind = "ridge"
+    config.decode.strategy = "best_first"
+    config.decode.budget = 2000
+    return config
+"""
+
+
+def _ipc_folder(root: pathlib.Path, data_root: pathlib.Path) -> pathlib.Path:
+    """blocks/{domain.pddl, training/easy/p01-p12, testing/{easy,hard}/p01-p02} from data/domains/blocks, and a
+    level `broken` whose one problem does not parse."""
+    source = data_root / "domains" / "blocks"
+    (root / "blocks").mkdir(parents=True)
+    shutil.copy(source / "domain.pddl", root / "blocks" / "domain.pddl")
+    training = sorted((source / "train").glob("*.pddl")) + sorted((source / "validation").glob("*.pddl"))
+    (root / "blocks" / "training" / "easy").mkdir(parents=True)
+    for k, problem in enumerate(training, 1):
+        shutil.copy(problem, root / "blocks" / "training" / "easy" / f"p{k:02d}.pddl")
+    for level, split in (("easy", "test-interpolation"), ("hard", "test-extrapolation")):
+        (root / "blocks" / "testing" / level).mkdir(parents=True)
+        for k, problem in enumerate(sorted((source / split).glob("*.pddl"))[:2], 1):
+            shutil.copy(problem, root / "blocks" / "testing" / level / f"p{k:02d}.pddl")
+    (root / "blocks" / "testing" / "broken").mkdir()
+    (root / "blocks" / "testing" / "broken" / "p01.pddl").write_text("(define (problem x) (:domain blocks) (:init")
+    return root
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory, data_root):
+    base = tmp_path_factory.mktemp("ipc")
+    root = _ipc_folder(base / "root", data_root)
+    config = base / "tiny.py"
+    config.write_text(TINY_CONFIG)
+    workdir = base / "work"
+    coverage = ipc.run(root, workdir, levels=LEVELS, planners=["lama_first", str(config)], time_limit=60, jobs=2)
+    return root, config, workdir, coverage
+
+
+def _rows(workdir: pathlib.Path) -> list[dict]:
+    with open(workdir / "results.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_results_and_plans(bench):
+    root, _, workdir, coverage = bench
+    rows = _rows(workdir)
+    assert tuple(rows[0]) == ipc.RESULT_FIELDS
+    assert {(r["planner"], r["level"], r["problem"]) for r in rows} == {
+        (p, level, name)
+        for p in ("lama_first", "tiny")
+        for level, names in (("easy", ("p01", "p02")), ("hard", ("p01", "p02")), ("broken", ("p01",)))
+        for name in names
+    }
+    assert coverage["lama_first"] == "4/5"
+    assert {r["outcome"] for r in rows if r["level"] == "broken"} == {"error"}  # the batch went on
+    assert (workdir / "tiny" / "blocks" / "run" / "config.json").is_file()  # trained once, for the domain
+    for row in rows:
+        assert row["outcome"] in ipc.OUTCOMES
+        assert row["level"] == "broken" or float(row["peak_mb"]) > 0
+        plan_file = workdir / row["planner"] / "blocks" / row["level"] / f"{row['problem']}.plan"
+        assert plan_file.is_file() == (row["solved"] == "True")
+        if plan_file.is_file():
+            task = load_task(
+                root / "blocks" / "domain.pddl", root / "blocks" / "testing" / row["level"] / f"{row['problem']}.pddl"
+            )
+            plan = read_plan(plan_file)
+            simulate(task, plan)  # raises if the plan is not valid
+            assert int(row["plan_cost"]) == len(plan)
+            assert float(row["reference_cost"]) <= len(plan)  # best cost of the run: no reference_costs.json
+    coverage_md, quality_md = (workdir / "coverage.md").read_text(), (workdir / "quality.md").read_text()
+    assert "| lama_first | 4/5 | 4/5 |" in coverage_md and "## Coverage, hard" in coverage_md
+    assert "best cost found in this run" in quality_md and "| lama_first |" in quality_md
+    assert (workdir / "cumulative.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_resumes_per_problem(bench, monkeypatch):
+    root, config, workdir, _ = bench
+    records = (workdir / ipc.RECORDS_FILE).read_text().splitlines()
+    planned: list[str] = []
+    original = ipc.solve_one
+    monkeypatch.setattr(ipc, "solve_one", lambda *args: planned.append(args[1].key) or original(*args))
+    ipc.run(root, workdir, levels=LEVELS, planners=["lama_first", str(config)], time_limit=60)
+    assert planned == []  # everything finished earlier
+    kept = [r for r in records if not ('"lama_first"' in r and "hard/p02" in r)]
+    (workdir / ipc.RECORDS_FILE).write_text("\n".join(kept) + "\n")
+    ipc.run(root, workdir, levels=LEVELS, planners=["lama_first", str(config)], time_limit=60)
+    assert planned == ["blocks/testing/hard/p02.pddl"]
+    assert len((workdir / ipc.RECORDS_FILE).read_text().splitlines()) == len(records)
+
+
+def test_limits(bench, tmp_path):
+    root, config, workdir, _ = bench
+    problem = ipc.Problem("blocks", "hard", "p01", root / "blocks" / "testing" / "hard" / "p01.pddl")
+    lama, tiny = ipc.resolve_planners(["lama_first", str(config)])
+    run_dir = str(workdir / "tiny" / "blocks" / "run")
+    for planner, limits, outcome in (
+        (lama, ipc.Limits(0.01, 8192), "timeout"),
+        (tiny, ipc.Limits(0.01, 8192), "timeout"),  # its clock starts after the model is loaded
+        (lama, ipc.Limits(60, 1), "memory"),
+    ):
+        record = ipc.solve_one(planner, problem, limits, run_dir, str(tmp_path / "p01.plan"))
+        assert (record["outcome"], record["solved"]) == (outcome, False)
+        assert record["seconds"] < 10 and not (tmp_path / "p01.plan").exists()
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (dict(problems="every=0"), "--problems"),
+        (dict(problems="first"), "--problems"),
+        (dict(problems="p99"), "selects no problem"),
+        (dict(domains=["nosuch"]), "no domain 'nosuch'"),
+        (dict(levels=["medium"]), "no level 'medium'"),
+        (dict(planners=["astar"]), "--planners"),
+        (dict(time_limit=0), "--time_limit"),
+    ],
+)
+def test_bad_input_is_refused_before_work(bench, tmp_path, arguments, message):
+    root = bench[0]
+    with pytest.raises(InputError, match=message):
+        ipc.run(
+            root, tmp_path / "work", **{"levels": LEVELS, "planners": ["lama_first"], "time_limit": 10, **arguments}
+        )
+    assert not (tmp_path / "work").exists()
+
+
+def test_launcher_exit_code_2(tmp_path):
+    command = [sys.executable, str(REPO / "launch" / "ipc.py"), f"--root={tmp_path / 'none'}", "--time_limit=5"]
+    proc = subprocess.run([*command, f"--workdir={tmp_path / 'w'}"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"error: --root: {tmp_path / 'none'} is not a directory"]
