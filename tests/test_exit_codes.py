@@ -25,6 +25,11 @@ CASES = {
     ],
     "sweep.py": [["--sweep_dir=/tmp/x", "--parallel=0"]],
     "report.py": [["--sweep_dir=/no/such/sweep"]],
+    "ipc.py": [
+        ["--root=/no/such/root", "--time_limit=10", "--workdir=/tmp/x"],
+        [f"--root={REPO}/data/domains", "--time_limit=0", "--workdir=/tmp/x"],
+        [f"--root={REPO}/data/domains", "--time_limit=10", "--problems=every=x", "--workdir=/tmp/x"],
+    ],
 }
 
 
