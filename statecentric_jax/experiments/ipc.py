@@ -52,7 +52,7 @@ from absl import logging
 
 from statecentric_jax.atomic import exclusive_lock, open_for_append, replace_atomically, write_text
 from statecentric_jax.errors import InputError
-from statecentric_jax.problems import fast_downward, layout
+from statecentric_jax.problems import fast_downward
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 RECOMMENDED = "recommended"
@@ -72,6 +72,8 @@ RESULT_FIELDS = (
     "peak_mb",
     "outcome",
 )
+TRAINING = pathlib.PurePath("training", "easy")  # a domain's training problems
+TESTING = "testing"  # a domain's test problems, one folder per level
 RECORDS_FILE = "records.jsonl"
 REFERENCE_FILE = "reference_costs.json"
 POLL_S = 0.05
@@ -94,7 +96,7 @@ class Problem:
 
     @property
     def key(self) -> str:
-        return f"{self.domain}/{layout.IPC_TESTING}/{self.level}/{self.path.name}"
+        return f"{self.domain}/{TESTING}/{self.level}/{self.path.name}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,7 +153,7 @@ def select_problems(
 ) -> list[Problem]:
     """The selected test problems, domain by domain; one InputError for an unknown domain or level or an empty
     selection."""
-    available = layout.ipc_domains(root)
+    available = sorted(p.parent.name for p in root.glob("*/domain.pddl"))
     if not available:
         raise InputError(root, "no <domain>/domain.pddl here: not a benchmark in IPC layout")
     domains = list(domains) if domains else available
@@ -163,11 +165,11 @@ def select_problems(
         raise InputError("--levels", "no level given")
     selected = []
     for domain in domains:
-        found = layout.ipc_levels(root, domain)
+        found = sorted(p.name for p in (root / domain / TESTING).glob("*/") if p.is_dir())
         for level in levels:
             if level not in found:
-                raise InputError("--levels", f"no level '{level}' in {root / domain / layout.IPC_TESTING}")
-            for path in sorted((root / domain / layout.IPC_TESTING / level).glob("*.pddl")):
+                raise InputError("--levels", f"no level '{level}' in {root / domain / TESTING}")
+            for path in sorted((root / domain / TESTING / level).glob("*.pddl")):
                 if wanted(path.stem):
                     selected.append(Problem(domain, level, path.stem, path.resolve()))
     if not selected:
@@ -460,7 +462,7 @@ def solve_one(planner: Planner, problem: Problem, limits: Limits, run_dir: str |
 
 def train_planner(planner: Planner, root: pathlib.Path, domain: str, workdir: pathlib.Path) -> pathlib.Path:
     """Our planner for `domain`, trained once into `<workdir>/<planner>/<domain>/run/` from the domain's training
-    problems only (`layout.ipc_training_view`); a finished run is reused."""
+    problems only (`_training_view`); a finished run is reused."""
     from statecentric_jax import config as config_lib
     from statecentric_jax.learning import train
     from statecentric_jax.method import pipeline
@@ -470,7 +472,7 @@ def train_planner(planner: Planner, root: pathlib.Path, domain: str, workdir: pa
     run_dir = base / "run"
     config = planner.config.copy_and_resolve_references()
     config.data.domain = domain
-    config.data.pddl_root = str(layout.ipc_training_view(root, domain, base / "training").resolve())
+    config.data.pddl_root = str(_training_view(root, domain, base / "training").resolve())
     config.data.cache_dir = str((workdir / "cache").resolve())
     if (run_dir / train.CONFIG_FILE).is_file():
         if config_lib.same_run(train.read_config(run_dir), pipeline.resolved(config)):
@@ -478,6 +480,26 @@ def train_planner(planner: Planner, root: pathlib.Path, domain: str, workdir: pa
         raise InputError(run_dir, "holds a run of another configuration; use a fresh --workdir")
     pipeline.train_from_config(config, run_dir)
     return run_dir
+
+
+def _training_view(root: pathlib.Path, domain: str, dest: pathlib.Path, count: int = 20) -> pathlib.Path:
+    """A PDDL root at `dest` in the split layout of `problems.layout`, from the domain's first `count` training
+    problems (by name: the smallest of the IPC sets), the last quarter of them as `validation`, the rest as
+    `train`; it links no test problem."""
+    source = root.resolve() / domain
+    problems = sorted((source / TRAINING).glob("*.pddl"))[:count]
+    if len(problems) < 2:
+        raise InputError(source / TRAINING, f"{len(problems)} training problem(s), need at least 2")
+    fit = len(problems) - max(1, len(problems) // 4)
+    view = dest / domain
+    for split, chosen in (("train", problems[:fit]), ("validation", problems[fit:])):
+        (view / split).mkdir(parents=True, exist_ok=True)
+        for problem in chosen:
+            if not (view / split / problem.name).is_symlink():
+                (view / split / problem.name).symlink_to(problem)
+    if not (view / "domain.pddl").is_symlink():
+        (view / "domain.pddl").symlink_to(source / "domain.pddl")
+    return dest
 
 
 # ---------------------------------------------------------------- the benchmark
