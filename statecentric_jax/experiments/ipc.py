@@ -113,7 +113,10 @@ class Planner:
         if self.search is not None:
             return f"fast-downward {self.search}"
         assert self.config is not None
-        return json.dumps(json.loads(self.config.to_json_best_effort()), sort_keys=True)
+        settings = json.loads(self.config.to_json_best_effort())
+        for where in ("pddl_root", "cache_dir", "jobs", "domain"):  # set per domain and run, or no effect
+            settings["data"].pop(where, None)
+        return json.dumps(settings, sort_keys=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -293,6 +296,12 @@ def _kill(proc: subprocess.Popen) -> None:
 # ---------------------------------------------------------------- one (planner, problem)
 
 
+def _over(limit: str, limits: Limits) -> str:
+    if limit == "memory":
+        return f"killed above {limits.memory_limit_mb} MiB resident"
+    return f"no plan within {limits.time_limit:g} s"
+
+
 def _fast_downward(planner: Planner, problem: Problem, limits: Limits, tmp: pathlib.Path) -> dict:
     assert planner.search is not None
     plan_file = tmp / "plan"
@@ -309,7 +318,7 @@ def _fast_downward(planner: Planner, problem: Problem, limits: Limits, tmp: path
     }
     code = finished.returncode
     if finished.limit:
-        return {**result, "outcome": finished.limit, "message": f"over the {finished.limit} limit"}
+        return {**result, "outcome": finished.limit, "message": _over(finished.limit, limits)}
     if code in (0, 1, 2, 3) and plan_file.is_file():
         from statecentric_jax.planning.plans import read_plan
 
@@ -338,7 +347,7 @@ def _ours(planner: Planner, problem: Problem, limits: Limits, tmp: pathlib.Path,
         child = json.loads((tmp / "result.json").read_text(encoding="utf-8"))
         return {**base, **child}
     if finished.limit in ("timeout", "memory"):
-        return {**base, "outcome": finished.limit, "message": f"over the {finished.limit} limit"}
+        return {**base, "outcome": finished.limit, "message": _over(finished.limit, limits)}
     if finished.limit == "startup":
         return {**base, "outcome": "error", "message": f"loading the model took over {STARTUP_LIMIT_S:g} s"}
     last = finished.stdout.strip().splitlines()[-1:] or ["no output"]
@@ -542,9 +551,8 @@ def _execute(calls: dict[str, tuple], jobs: int, backend: str, on_done: Callable
         from statecentric_jax.experiments import distributed
 
         def done(key: str, record: object, error: str | None) -> None:
-            if error is not None:
-                raise InputError(None, f"a Ray task failed: {error}")
-            on_done(key, dict(record))  # type: ignore[call-overload]
+            planner, problem = calls[key][:2]
+            on_done(key, _error_record(planner, problem, f"Ray task failed: {error}") if error else dict(record))  # type: ignore[call-overload]
 
         distributed.run_tasks(solve_one, calls, done)
         return
