@@ -306,6 +306,8 @@ def _fast_downward(planner: Planner, problem: Problem, limits: Limits, tmp: path
     assert planner.search is not None
     plan_file = tmp / "plan"
     command = [sys.executable, fast_downward.driver_path(), "--plan-file", str(plan_file), "--sas-file"]
+    # its own CPU-time limit, never reached first: it stops a planner whose parent was killed
+    command = [*command[:2], "--overall-time-limit", f"{math.ceil(limits.time_limit) + 1}s", *command[2:]]
     command += [str(tmp / "output.sas"), str(problem.domain_file), str(problem.path)]
     finished = run_limited([*command, "--search", planner.search], tmp, limits)
     expanded = re.findall(r"Expanded (\d+) state", finished.stdout)
@@ -327,6 +329,8 @@ def _fast_downward(planner: Planner, problem: Problem, limits: Limits, tmp: path
         return {**result, "outcome": "unsolved", "message": f"Fast Downward exit code {code}: no plan"}
     if code in (20, 22, 24):
         return {**result, "outcome": "memory", "message": f"Fast Downward exit code {code}: out of memory"}
+    if code in (21, 23):
+        return {**result, "outcome": "timeout", "message": _over("timeout", limits)}
     last = finished.stdout.strip().splitlines()[-1:] or ["no output"]
     return {**result, "outcome": "error", "message": f"Fast Downward exit code {code}: {last[0][:200]}"}
 
@@ -447,6 +451,8 @@ def solve_one(planner: Planner, problem: Problem, limits: Limits, run_dir: str |
                 pathlib.Path(plan_file).parent.mkdir(parents=True, exist_ok=True)
                 write_text(plan_file, format_plan(result["plan"]))
     solved = result["outcome"] == "solved"
+    if not solved:
+        pathlib.Path(plan_file).unlink(missing_ok=True)  # an earlier run's plan is not this record's
     return {
         "planner": planner.name,
         "domain": problem.domain,
@@ -796,7 +802,20 @@ def cumulative_plot(rows: list[dict], planners: Sequence[str], path: pathlib.Pat
     plt.close(fig)
 
 
+def _end_with_parent() -> None:
+    """A child process ends when the benchmark process that watches its limits is gone (killed)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 if __name__ == "__main__":  # the child processes: our planner on one problem, or the re-check of one plan
+    _end_with_parent()
     if sys.argv[1] == "--check":
         check_in_this_process(sys.argv[2])
     else:
