@@ -77,6 +77,7 @@ TESTING = "testing"  # a domain's test problems, one folder per level
 RECORDS_FILE = "records.jsonl"
 REFERENCE_FILE = "reference_costs.json"
 POLL_S = 0.05
+_DECODE_OUTCOMES = {"timeout": "timeout", "memory": "memory"}  # our search's own limits; the rest: unsolved
 STARTUP_LIMIT_S = 600.0  # loading a trained model; longer is an error, not a timeout of the search
 CHECK_LIMIT_S = 1800.0  # re-checking one plan (replay grounds the problem)
 
@@ -336,8 +337,9 @@ def _fast_downward(planner: Planner, problem: Problem, limits: Limits, tmp: path
 
 
 def _ours(planner: Planner, problem: Problem, limits: Limits, tmp: pathlib.Path, run_dir: pathlib.Path) -> dict:
-    request = {"run": str(run_dir), "domain": str(problem.domain_file)}
+    request: dict[str, object] = {"run": str(run_dir), "domain": str(problem.domain_file)}
     request.update(problem=str(problem.path), clock=str(tmp / "clock"), result=str(tmp / "result.json"))
+    request.update(time_limit=limits.time_limit, memory_limit_mb=limits.memory_limit_mb)
     (tmp / "request.json").write_text(json.dumps(request), encoding="utf-8")
     command = [sys.executable, "-m", "statecentric_jax.experiments.ipc", str(tmp / "request.json")]
     finished = run_limited(command, tmp, limits, tmp / "clock", tmp / "result.json")
@@ -372,21 +374,23 @@ def plan_in_this_process(request_file: str) -> None:
         write_text(request["result"], json.dumps(result))
 
     loaded = load_run(request["run"])
-    settings = decode_config(loaded.config)
-    cost_to_go = cost_to_go_for(loaded, settings)
+    cost_to_go = cost_to_go_for(loaded, decode_config(loaded.config))
     write_text(request["clock"], repr(time.monotonic()))
     started = time.perf_counter()
     try:
         task = load_task(request["domain"], request["problem"])
     except InputError as e:
         return finish({"outcome": "error", "message": str(e), "seconds": round(time.perf_counter() - started, 3)})
+    left = max(request["time_limit"] - (time.perf_counter() - started), 1e-3)  # the search stops itself in time
+    settings = decode_config(loaded.config, time_limit=left, memory_limit_mb=request["memory_limit_mb"])
     result = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go)[0]
+    outcome = "solved" if result.solved else _DECODE_OUTCOMES.get(result.outcome, "unsolved")
     finish(
         {
-            "outcome": "solved" if result.solved else "unsolved",
+            "outcome": "error" if result.outcome.startswith("cannot encode") else outcome,
             "message": "" if result.solved else result.outcome,
             "seconds": round(time.perf_counter() - started, 3),
-            "expansions": result.steps,
+            "expansions": result.expanded,
             "plan": result.plan if result.solved else None,
         }
     )
@@ -439,6 +443,8 @@ def solve_one(planner: Planner, problem: Problem, limits: Limits, run_dir: str |
             result = _fast_downward(planner, problem, limits, pathlib.Path(tmp))
         else:
             result = _ours(planner, problem, limits, pathlib.Path(tmp), pathlib.Path(str(run_dir)))
+        if result["outcome"] == "solved" and result["seconds"] > limits.time_limit:  # between two looks at the clock
+            result.update(outcome="timeout", message=_over("timeout", limits), plan=None)
         if result["outcome"] == "solved":
             verdict = _check(problem, result["plan"], limits, pathlib.Path(tmp))
             if "invalid" in verdict:
