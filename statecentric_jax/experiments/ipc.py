@@ -77,6 +77,8 @@ TESTING = "testing"  # a domain's test problems, one folder per level
 RECORDS_FILE = "records.jsonl"
 REFERENCE_FILE = "reference_costs.json"
 POLL_S = 0.05
+GRACE_S = 1.0  # past the time limit before a kill: a search that stops itself reports its expansions; a plan
+# found after the limit counts as a timeout all the same (`solve_one`)
 _DECODE_OUTCOMES = {"timeout": "timeout", "memory": "memory"}  # our search's own limits; the rest: unsolved
 STARTUP_LIMIT_S = 600.0  # loading a trained model; longer is an error, not a timeout of the search
 CHECK_LIMIT_S = 1800.0  # re-checking one plan (replay grounds the problem)
@@ -245,8 +247,8 @@ def run_limited(
     clock_file: pathlib.Path | None = None,
     done_file: pathlib.Path | None = None,
 ) -> Finished:
-    """Run `command`, killing its process group when its clock passes the time limit or its process tree's resident
-    memory passes the memory limit. The clock starts at the start, or when the process writes its
+    """Run `command`, killing its process group when its clock passes the time limit (plus `GRACE_S`) or its process
+    tree's resident memory passes the memory limit. The clock starts at the start, or when the process writes its
     `time.monotonic()` into `clock_file`; once `done_file` exists the process has its result and is not killed."""
     started = time.monotonic()
     log = cwd / "stdout.txt"
@@ -264,7 +266,7 @@ def run_limited(
                 if peak > limits.memory_limit_mb * 2**20:
                     limit = "memory"
                 elif now - (clock if clock is not None else started) > (
-                    limits.time_limit if clock is not None else STARTUP_LIMIT_S
+                    limits.time_limit + GRACE_S if clock is not None else STARTUP_LIMIT_S
                 ):
                     limit = "timeout" if clock is not None else "startup"
                 if limit:
