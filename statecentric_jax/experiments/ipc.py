@@ -790,20 +790,22 @@ def quality_table(rows: list[dict], planners: Sequence[str], source: str) -> str
 def cumulative_plot(rows: list[dict], planners: Sequence[str], path: pathlib.Path) -> None:
     """Problems solved within t seconds against t (log x), one step curve per planner."""
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
+    longest = max([1.0, *(r["seconds"] for r in rows)])
     for planner in planners:
-        times = sorted(max(r["seconds"], 1e-3) for r in rows if r["planner"] == planner and r["solved"])
-        ax.step(
-            [*times, times[-1] if times else 1e-3], [*range(1, len(times) + 1), len(times)], where="post", label=planner
-        )
+        times = sorted(max(r["seconds"], 1e-2) for r in rows if r["planner"] == planner and r["solved"])
+        ax.step([1e-2, *times, longest], [0, *range(1, len(times) + 1), len(times)], where="post", label=planner)
     ax.set_xscale("log")
+    ax.set_xlim(1e-2, longest)
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel("time per problem (s)")
     ax.set_ylabel("problems solved")
-    ax.set_title(f"{len({r['key'] for r in rows})} problems")
+    ax.set_title(f"problems solved within a time, of {len({r['key'] for r in rows})} per planner")
     ax.legend()
     fig.tight_layout()
     replace_atomically(path, lambda tmp: fig.savefig(tmp, format="png", dpi=120))
