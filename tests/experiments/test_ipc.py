@@ -2,6 +2,7 @@
 (a tiny config) side by side, plans re-checked, tables written, resumed per problem, limits and bad input."""
 
 import csv
+import os
 import pathlib
 import shutil
 import subprocess
@@ -126,6 +127,20 @@ def test_limits(bench, tmp_path):
         record = ipc.solve_one(planner, problem, limits, run_dir, str(tmp_path / "p01.plan"))
         assert (record["outcome"], record["solved"]) == (outcome, False)
         assert record["seconds"] < 10 and not (tmp_path / "p01.plan").exists()
+
+
+def test_a_plan_val_rejects_is_invalid(bench, tmp_path, monkeypatch):
+    root = bench[0]
+    validate = tmp_path / "bin" / "Validate"
+    validate.parent.mkdir()
+    validate.write_text("#!/bin/sh\necho 'Plan failed to execute'\nexit 1\n")
+    validate.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{validate.parent}:{os.environ['PATH']}")
+    problem = ipc.Problem("blocks", "easy", "p01", root / "blocks" / "testing" / "easy" / "p01.pddl")
+    (lama,) = ipc.resolve_planners(["lama_first"])
+    record = ipc.solve_one(lama, problem, ipc.Limits(60, 8192), None, str(tmp_path / "p01.plan"))
+    assert (record["outcome"], record["message"], record["solved"]) == ("invalid", "VAL rejected the plan", False)
+    assert not (tmp_path / "p01.plan").exists()
 
 
 @pytest.mark.parametrize(
