@@ -44,7 +44,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import ml_collections
 import psutil
@@ -232,6 +232,9 @@ class Finished:
     stdout: str
 
 
+_stopping = threading.Event()  # set when the benchmark is interrupted: every watched process is killed
+
+
 def _tree_rss(process: psutil.Process) -> int:
     total = 0
     for p in [process, *process.children(recursive=True)]:
@@ -262,6 +265,8 @@ def run_limited(
             if clock is None and clock_file is not None and clock_file.is_file():
                 clock = float(clock_file.read_text() or now)
             peak = max(peak, _tree_rss(watched))
+            if _stopping.is_set():
+                raise KeyboardInterrupt
             if done_file is None or not done_file.is_file():
                 if peak > limits.memory_limit_mb * 2**20:
                     limit = "memory"
@@ -570,10 +575,16 @@ def _execute(calls: dict[str, tuple], jobs: int, backend: str, on_done: Callable
 
         distributed.run_tasks(solve_one, calls, done)
         return
+    _stopping.clear()
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(solve_one, *args): key for key, args in calls.items()}
-        for future in concurrent.futures.as_completed(futures):
-            on_done(futures[future], future.result())
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                on_done(futures[future], future.result())
+        except BaseException:  # Ctrl-C: start nothing more, kill what runs; those problems stay unrecorded
+            _stopping.set()
+            pool.shutdown(cancel_futures=True)
+            raise
 
 
 def run(
@@ -612,8 +623,25 @@ def run(
         from statecentric_jax.experiments import distributed
 
         distributed.init()
-    with exclusive_lock(workdir, "a benchmark run"):
+    with exclusive_lock(workdir, "a benchmark run"), _sigterm_interrupts():
         return _run_locked(root.resolve(), workdir.resolve(), selected, chosen, references, limits, jobs, backend)
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM stops a run as Ctrl-C does: the planners in flight are killed, not left running."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _record_id(planner: str, key: str) -> str:
