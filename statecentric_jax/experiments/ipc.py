@@ -14,7 +14,9 @@ Output, all under `workdir`:
   <planner>/<domain>/<level>/<pNN>.plan                                     every valid plan, IPC format
 
 Resuming: a record carries a fingerprint of the planner (its search or config), the domain and problem files and
-the limits; a rerun skips every (planner, problem) with a matching record and plans the rest. Errors around the
+the limits; a rerun skips every (planner, problem) with a matching record and plans the rest. Records of other
+selections and limits stay in records.jsonl; the tables show the current selection (the plan files, one per
+(planner, problem), the latest run's: one workdir per set of limits). Errors around the
 planning are retried: our planner's training failed, or a plan could not be re-checked (a feature the replay does
 not support yet). A killed run loses at most the problems in flight.
 
@@ -659,7 +661,10 @@ def _run_locked(
     backend: str,
 ) -> dict:
     records_file = workdir / RECORDS_FILE
-    earlier = {_record_id(r.get("planner", ""), r.get("key", "")): r for r in read_records(records_file)}
+    earlier = {  # by (planner, problem) and fingerprint: records of other selections or limits are kept
+        (_record_id(r.get("planner", ""), r.get("key", "")), r.get("fingerprint")): r
+        for r in read_records(records_file)
+    }
     fingerprints: dict[str, str] = {}
     finished: dict[str, dict] = {}
     lock = threading.Lock()
@@ -687,8 +692,8 @@ def _run_locked(
                 for planner in planners:
                     rid = _record_id(planner.name, problem.key)
                     fingerprints[rid] = fingerprint(planner, problem, limits)
-                    record = earlier.get(rid)
-                    if record and record.get("fingerprint") == fingerprints[rid] and not record.get("retry"):
+                    record = earlier.get((rid, fingerprints[rid]))
+                    if record and not record.get("retry"):
                         finished[rid] = record
                     elif planner.name in untrained:
                         on_done(rid, {**_error_record(planner, problem, untrained[planner.name]), "retry": True})
@@ -698,7 +703,8 @@ def _run_locked(
             logging.info("%s: %d (planner, problem) pairs to plan", domain, len(calls))
             _execute(calls, jobs, backend, on_done)
     current = [finished[rid] for rid in fingerprints if rid in finished]
-    write_text(records_file, "".join(json.dumps(r) + "\n" for r in current))  # only the current records
+    kept = earlier | {(rid, record["fingerprint"]): record for rid, record in finished.items()}
+    write_text(records_file, "".join(json.dumps(r) + "\n" for r in kept.values()))  # each record once
     return write_tables(workdir, current, references, [p.name for p in planners])
 
 

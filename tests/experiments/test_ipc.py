@@ -112,6 +112,11 @@ def test_resumes_per_problem(bench, monkeypatch):
     ipc.run(root, workdir, levels=LEVELS, planners=["lama_first", str(config)], time_limit=60)
     assert planned == ["blocks/testing/hard/p02.pddl"]
     assert len((workdir / ipc.RECORDS_FILE).read_text().splitlines()) == len(records)
+    ipc.run(root, workdir, levels=["easy"], problems="p01", planners=["lama_first", str(config)], time_limit=60)
+    assert planned == ["blocks/testing/hard/p02.pddl"]  # a smaller selection: all finished
+    assert len(_rows(workdir)) == 2  # the tables show the selection, the records keep the rest
+    assert len((workdir / ipc.RECORDS_FILE).read_text().splitlines()) == len(records)
+    ipc.run(root, workdir, levels=LEVELS, planners=["lama_first", str(config)], time_limit=60)  # tables as before
 
 
 def test_limits(bench, tmp_path):
