@@ -47,3 +47,31 @@ def test_number_list_flags_parse_or_name_the_flag():
         parse_ints("seeds", ["13", "1.5"])
     with pytest.raises(InputError, match="--value_weights: expected numbers separated by commas, got x"):
         parse_floats("value_weights", ["x"])
+
+
+BROKEN_CONFIGS = {
+    "syntax.py": ("def get_config(:\n", "SyntaxError: invalid syntax (syntax.py, line 1)"),
+    "binary.py": ("\x00\x01\x02", "SyntaxError: source code string cannot contain null bytes"),
+    "raises.py": ("def get_config():\n    raise RuntimeError('no data here')\n", "RuntimeError: no data here"),
+}
+
+
+@pytest.mark.parametrize("script", ["train.py", "run_experiment.py"])
+@pytest.mark.parametrize("name", sorted(BROKEN_CONFIGS))
+def test_a_config_file_that_does_not_load_is_one_line(tmp_path, script, name):
+    text, reason = BROKEN_CONFIGS[name]
+    (tmp_path / name).write_text(text)
+    proc = subprocess.run(
+        [sys.executable, f"launch/{script}", f"--config={tmp_path / name}", f"--workdir={tmp_path}/run"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / name}: cannot load config ({reason})"]
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_empty_seed_list_is_refused():
+    with pytest.raises(InputError, match="--seeds: expected integers separated by commas, got nothing"):
+        parse_ints("seeds", [])
