@@ -125,6 +125,12 @@ def _parse_numbers(flag: str, values: Sequence[str], number: Callable[[str], N],
     return numbers
 
 
+def check_backend(backend: str) -> None:
+    """Refuse before any work a backend whose optional package is not installed."""
+    if backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise InputError("--backend=ray", "Ray is not installed; install the ray extra: pip install -e '.[ray]'")
+
+
 def define_decode_flags() -> Callable[[], dict[str, Any]]:
     """Define the flags that override a trained run's decoding settings; returns what reads them, as keyword
     arguments of `evaluation.evaluate` and `evaluation.plan_problem` (None where a flag is unset: the run's)."""
