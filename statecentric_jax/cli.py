@@ -45,7 +45,7 @@ def load_config_file(path: str | os.PathLike) -> ml_collections.ConfigDict:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module.get_config()
-    except Exception as e:  # a config file is user input: any failure is bad input
+    except (Exception, SystemExit) as e:  # a config file is user input: any failure is bad input
         raise InputError(path, f"cannot load config ({type(e).__name__}: {e})") from None
 
 

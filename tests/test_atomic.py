@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -20,6 +21,7 @@ from statecentric_jax.atomic import (
     write_text,
 )
 from statecentric_jax.errors import InputError
+from tests.launching import REPO
 
 
 def test_a_torn_last_line_is_dropped_before_appending(tmp_path):
@@ -78,7 +80,7 @@ def _full_disk(code: str, *args: str) -> subprocess.CompletedProcess:
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))\n"
     )
-    return subprocess.run([sys.executable, "-c", limit + code, *args], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-c", limit + code, *args], capture_output=True, text=True, cwd=REPO)
 
 
 def test_a_full_disk_while_appending_names_the_file_and_the_rerun_recovers(tmp_path):
@@ -130,3 +132,22 @@ def test_garbage_lines_of_an_own_json_lines_file_are_left_out(tmp_path):
     path.write_bytes(b'{"a": 1}\n\xff\xfe\x80\n{"b": \n{"c": 3}\n')
     assert read_own_lines(path) == [{"a": 1}, {"c": 3}]
     assert read_own_lines(tmp_path / "absent.jsonl") == [] and read_own_text(tmp_path) is None
+
+
+def test_kill_9_during_append_leaves_whole_lines(tmp_path):
+    path = tmp_path / "log.jsonl"
+    writer = (
+        "import sys; from statecentric_jax.atomic import open_for_append\n"
+        "with open_for_append(sys.argv[1]) as f:\n"
+        "    while True: f.write('{\"x\": \"' + 'y' * 100000 + '\"}\\n'); f.flush()\n"
+    )
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-c", writer, str(path)], cwd=REPO)
+        while not path.exists() or path.stat().st_size < 300000:
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        with open_for_append(path) as f:
+            f.write('{"x": "after"}\n')
+        assert all(json.loads(line) for line in path.read_text().splitlines())
+    assert path.read_text().count('"after"') == 3

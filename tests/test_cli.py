@@ -19,6 +19,7 @@ CONFIG = "--config=configs/blocks_wl_xgb_delta.py"
         ([CONFIG, "--config.lstm.epoch=3"], "--config.lstm.epoch"),  # misspelt key, with absl's suggestion
         (["--config=configs/missing.py"], "--config"),
         ([CONFIG, "--seeds=abc"], "--seeds"),
+        ([CONFIG, "--seeds="], "--seeds: expected integers separated by commas, got nothing"),
         ([CONFIG, "--config.xgb.rounds=0"], "xgb.rounds"),
         ([CONFIG, "--config.xgb.max_depth=-3"], "xgb.max_depth"),
         ([CONFIG, "--config.xgb.n_jobs=abc"], "--config.xgb.n_jobs"),

@@ -175,6 +175,8 @@ def _still_holds(record: dict, domain_file: pathlib.Path, settings: DecodeConfig
     if record.get("solved") is not True:
         return True
     plan = record.get("plan")
+    if not isinstance(plan, list):
+        return False
     try:
         task = load_task(domain_file, record["problem_file"])
         simulate(task, plan, require_goal=True)

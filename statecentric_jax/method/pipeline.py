@@ -191,6 +191,7 @@ def run_experiment(
     """Train and evaluate one configuration for each seed; returns success rates per split and seed.
     One experiment at a time works in `workdir` (`.lock`): a second is refused in one line."""
     workdir = pathlib.Path(workdir)
+    config_lib.check(config)  # a bad config makes no workdir
     with exclusive_lock(workdir, "an experiment"):
         return _run_experiment_locked(config, workdir, seeds, splits)
 

@@ -192,3 +192,18 @@ def test_malformed_trajectories_and_problems_are_one_clear_error(tmp_path, root_
     path.write_text(good)
     (root / "blocks" / "train" / "dangling.pddl").symlink_to(tmp_path / "missing.pddl")
     fails("dangling.pddl: not a readable file")
+
+
+@pytest.mark.parametrize("garbage", [b"\xff\xfe\x00\x80", b"not a key"])
+def test_garbage_in_the_encoder_key_refits_binary_or_not(tmp_path, root_and_plans, monkeypatch, garbage):
+    root, plans = root_and_plans
+    out = tmp_path / "ds"
+    first = build_dataset(root, plans, "blocks", "wl", out, ["train"])
+    key = (out / "encoder.key").read_bytes()
+    (out / "encoder.key").write_bytes(garbage)
+    fits = []
+    original_fit = datasets.fit_encoder
+    monkeypatch.setattr(datasets, "fit_encoder", lambda *a, **k: fits.append(a[0]) or original_fit(*a, **k))
+    again = build_dataset(root, plans, "blocks", "wl", out, ["train"])
+    assert fits == ["wl"] and (out / "encoder.key").read_bytes() == key
+    assert np.array_equal(np.concatenate(again["train"].trajectories), np.concatenate(first["train"].trajectories))

@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from tests.launching import REPO
+
 LOAD = """
 import sys, ml_collections
 from statecentric_jax.errors import InputError
@@ -24,7 +26,7 @@ else:
 
 
 def _run(*args):
-    return subprocess.run([sys.executable, "-c", LOAD, *map(str, args)], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-c", LOAD, *map(str, args)], capture_output=True, text=True, cwd=REPO)
 
 
 @pytest.fixture(scope="module")
