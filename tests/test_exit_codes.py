@@ -30,7 +30,11 @@ CASES = {
         [NOT_PYTHON, "--workdir=/tmp/x"],
     ],
     "evaluate.py": [["--workdir=/no/such/run"], ["--workdir=/tmp/x", "--beam_width=0"], ["--max_in_flight=0"]],
-    "plan.py": [["--workdir=/no/such/run", "--domain=d.pddl", "--problem=p.pddl", "--out=/no/such/dir/plan.txt"]],
+    "plan.py": [
+        ["--workdir=/no/such/run", "--domain=d.pddl", "--problem=p.pddl", "--out=/no/such/dir/plan.txt"],
+        ["--workdir=/no/such\nrun", "--domain=d.pddl", "--problem=p.pddl"],  # a newline in a file name
+        [f"--workdir=/no/{'long-folder-name/' * 25}run", "--domain=d.pddl", "--problem=p.pddl"],  # 432 characters
+    ],
     "run_experiment.py": [
         [CONFIG, "--workdir=/tmp/x", "--seeds=abc"],
         [CONFIG, "--workdir=/tmp/x", "--seeds="],
@@ -63,3 +67,4 @@ def test_cheap_failures_exit_2_with_one_line(script, args):
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr and len(errors) == 1 and len(errors[0]) < 300, proc.stderr[-2000:]
+    assert proc.stderr.splitlines()[-1] == errors[0], proc.stderr[-2000:]  # the error is the last line, whole

@@ -1,7 +1,6 @@
 """Evaluation on the tiny trained run: settings checked first, resume after a torn tail or kill -9,
 stale or tampered results decoded again, one evaluation at a time, and every bad input one line."""
 
-import contextlib
 import json
 import os
 import random
@@ -20,7 +19,7 @@ from statecentric_jax.errors import InputError
 from statecentric_jax.method import aggregation
 from statecentric_jax.method.evaluation import NOT_READ_BY_DECODING, evaluate, run_fingerprint
 from statecentric_jax.search.base import decode_config
-from tests.launching import REPO, launch, one_error_line
+from tests.launching import REPO, launch, mounted_tmpfs, one_error_line
 
 SPLIT = "test-extrapolation"
 
@@ -87,28 +86,14 @@ def test_ray_backend_without_ray_says_to_install_the_extra(tiny_run_copy):
 
 
 # writes that fail: one line naming the file; a rerun after freeing space recovers
-@contextlib.contextmanager
-def small_disk(path, size):
-    """A tmpfs of `size` mounted on `path` (needs the right to mount: skipped without it)."""
-    path.mkdir(parents=True)
-    if subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
-    ).returncode:
-        pytest.skip("mounting a small file system needs the right to mount")
-    try:
-        yield lambda new_size: subprocess.run(["mount", "-o", f"remount,size={new_size}", str(path)], check=True)
-    finally:
-        subprocess.run(["umount", str(path)], check=True)
-
-
 def test_a_full_disk_is_one_line_and_the_rerun_recovers(tiny_run_copy, reference):
     out = tiny_run_copy / "eval" / SPLIT
-    with small_disk(out, "4k") as resize:
+    with mounted_tmpfs(out, "size=4k") as remount:
         proc = launch("evaluate.py", f"--workdir={tiny_run_copy}")
         one_error_line(proc, f"error: {out}/")
         assert "cannot write (No space left on device); free some space and run again" in proc.stderr
         assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]  # no partial file left
-        resize("1m")
+        remount("size=1m")
         assert launch("evaluate.py", f"--workdir={tiny_run_copy}").returncode == 0
         assert stable(tiny_run_copy) == stable(reference[0])
 
