@@ -76,3 +76,13 @@ def test_a_config_file_that_does_not_load_is_one_line(tmp_path, script, name):
 def test_an_empty_seed_list_is_refused():
     with pytest.raises(InputError, match="--seeds: expected integers separated by commas, got nothing"):
         parse_ints("seeds", [])
+
+
+def test_an_os_error_the_launcher_did_not_foresee_is_one_line(tmp_path):
+    script = (
+        "from statecentric_jax.cli import run_main\n"
+        f"def main(argv): open({str(tmp_path / 'no' / 'such' / 'x')!r}, 'w')\n"
+        "run_main(main)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr == f"error: {tmp_path}/no/such/x: No such file or directory\n"
