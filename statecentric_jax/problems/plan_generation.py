@@ -260,8 +260,9 @@ def _check_arguments(
     gbfs_time_limit: float,
     memory_limit_mb: int,
 ) -> list[str]:
-    """Refuse, before any work, what no problem could succeed with; returns the domains to solve. A split
-    absent from some domains (not from all) stays a failure of those splits only."""
+    """Refuse, before any work, what no problem could succeed with; returns the domains to solve. A domain
+    folder without its domain file, or a split absent from some domains, stays a failure of those splits
+    only (the batch goes on)."""
     for flag, number in (("astar_time_limit", astar_time_limit), ("gbfs_time_limit", gbfs_time_limit)):
         if not number > 0:
             raise InputError(f"--{flag}", f"{number} is not a positive number of seconds")
@@ -270,18 +271,19 @@ def _check_arguments(
     if not pathlib.Path(pddl_root).is_dir():
         raise InputError(pddl_root, "PDDL root is not a directory")
     available = layout.available_domains(pddl_root)
-    unknown = [d for d in domains or () if d not in available]
+    root = pathlib.Path(pddl_root)
+    folders = [d for d in domains or () if d in available or (root / d).is_dir() or (root / "domains" / d).is_dir()]
+    unknown = [d for d in domains or () if d not in folders]
     if unknown:
         raise InputError(
             "--domains", f"no domain {', '.join(unknown)} under {pddl_root} (found: {', '.join(available)})"
         )
     domains = list(domains or available)
-    found = {p.name for d in domains for p in layout.domain_dir(pddl_root, d).iterdir() if p.is_dir()}
-    missing = [s for s in splits if s not in found]
-    if missing or not splits:
+    found = {p.name for d in domains if d in available for p in layout.domain_dir(pddl_root, d).iterdir() if p.is_dir()}
+    if not found & set(splits):  # nothing to do; a split missing from some domains is their failure, reported
         raise InputError(
             "--splits",
-            f"no split {', '.join(missing) or '(none named)'} in {', '.join(domains)}"
+            f"no split {', '.join(splits) or '(none named)'} in {', '.join(domains)}"
             f" (found: {', '.join(sorted(found))})",
         )
     check_writable(workdir)
