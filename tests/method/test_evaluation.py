@@ -16,6 +16,7 @@ import pytest
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import exclusive_lock
 from statecentric_jax.errors import InputError
+from statecentric_jax.learning import value
 from statecentric_jax.method import aggregation
 from statecentric_jax.method.evaluation import NOT_READ_BY_DECODING, evaluate, run_fingerprint
 from statecentric_jax.search.base import decode_config
@@ -194,10 +195,10 @@ def test_the_fingerprint_leaves_out_the_seed_and_training_records_but_not_the_mo
 
 
 # resume keys on the resolved path
-def test_same_problems_by_another_path_are_not_decoded_twice(tiny_run_copy, tiny_root, monkeypatch):
-    evaluate(tiny_run_copy, SPLIT, pddl_root=tiny_root)
-    monkeypatch.chdir(tiny_root.parent)
-    evaluate(tiny_run_copy, SPLIT, pddl_root=tiny_root.name)
+def test_same_problems_by_another_path_are_not_decoded_twice(tiny_run_copy, blocks_root, monkeypatch):
+    evaluate(tiny_run_copy, SPLIT, pddl_root=blocks_root)
+    monkeypatch.chdir(blocks_root.parent)
+    evaluate(tiny_run_copy, SPLIT, pddl_root=blocks_root.name)
     assert len(lines_of(tiny_run_copy)) == 4
 
 
@@ -224,9 +225,9 @@ def test_killed_evaluations_resume_to_the_uninterrupted_result(tiny_run_copy, re
 
 
 # bad input: one line, exit 2
-def test_bad_domain_is_one_line_for_the_whole_split(tiny_run_copy, tiny_root, tmp_path):
+def test_bad_domain_is_one_line_for_the_whole_split(tiny_run_copy, blocks_root, tmp_path):
     bad = tmp_path / "root"
-    shutil.copytree(tiny_root, bad)
+    shutil.copytree(blocks_root, bad)
     (bad / "blocks" / "domain.pddl").write_text("(define (domain blocks)")
     one_error_line(
         launch("evaluate.py", f"--workdir={tiny_run_copy}", f"--pddl_root={bad}"), f"error: {bad}/blocks/domain.pddl:"
@@ -234,20 +235,21 @@ def test_bad_domain_is_one_line_for_the_whole_split(tiny_run_copy, tiny_root, tm
 
 
 def test_a_cost_to_go_of_another_size_is_refused_at_load(tiny_run_copy):
-    path = tiny_run_copy / "value.npz"
-    with np.load(path) as data:
-        arrays = dict(data)
-    arrays["weights"] = arrays["weights"][:-3]
-    with open(path, "wb") as f:
-        np.savez(f, **arrays)
-    one_error_line(launch("evaluate.py", f"--workdir={tiny_run_copy}"), f"error: {path}: weights of shape")
+    config = json.loads((tiny_run_copy / "config.json").read_text())
+    config["value"]["kind"] = "ridge"
+    (tiny_run_copy / "config.json").write_text(json.dumps(config))
+    value.RidgeCostToGo(np.zeros(7), 0.0, 1.0).save(tiny_run_copy)  # 7 weights: another embedding's
+    one_error_line(
+        launch("evaluate.py", f"--workdir={tiny_run_copy}"),
+        f"error: {tiny_run_copy}/value.npz: weights of shape (7,), expected",
+    )
 
 
-def test_plan_out_checked_first_and_unsolved_is_exit_1(tiny_run_copy, tiny_root, tmp_path):
+def test_plan_out_checked_first_and_unsolved_is_exit_1(tiny_run_copy, blocks_root, tmp_path):
     args = [
         f"--workdir={tiny_run_copy}",
-        f"--domain={tiny_root}/blocks/domain.pddl",
-        f"--problem={tiny_root}/blocks/train/b3-0.pddl",
+        f"--domain={blocks_root}/blocks/domain.pddl",
+        f"--problem={blocks_root}/blocks/train/b3-0.pddl",
     ]
     one_error_line(launch("plan.py", *args, f"--out={tmp_path}/missing/p.txt"), f"error: {tmp_path}/missing/p.txt:")
     one_error_line(launch("plan.py", *args, f"--out={tmp_path}"), f"error: {tmp_path}: cannot write the plan here")

@@ -254,9 +254,9 @@ def test_a_workdir_that_is_a_file_is_refused_first(tmp_path):
         generate_plans(root, tmp_path / "afile", splits=["train"])
 
 
-def test_bad_domain_makes_generate_plans_one_line(tiny_root, tmp_path):
+def test_bad_domain_makes_generate_plans_one_line(blocks_root, tmp_path):
     bad = tmp_path / "root"
-    shutil.copytree(tiny_root, bad)
+    shutil.copytree(blocks_root, bad)
     (bad / "blocks" / "domain.pddl").write_text("(define (domain blocks)")
     proc = launch("generate_plans.py", f"--pddl_root={bad}", f"--workdir={tmp_path}/plans", "--splits=validation")
     one_error_line(proc, f"error: {bad}/blocks/domain.pddl:")
