@@ -317,7 +317,7 @@ def _fast_downward(planner: Planner, problem: Problem, limits: Limits, tmp: path
     plan_file = tmp / "plan"
     command = [sys.executable, fast_downward.driver_path(), "--plan-file", str(plan_file), "--sas-file"]
     # its own CPU-time limit, never reached first: it stops a planner whose parent was killed
-    command = [*command[:2], "--overall-time-limit", f"{math.ceil(limits.time_limit) + 1}s", *command[2:]]
+    command = [*command[:2], "--overall-time-limit", f"{math.ceil(limits.time_limit + GRACE_S) + 1}s", *command[2:]]
     command += [str(tmp / "output.sas"), str(problem.domain_file), str(problem.path)]
     finished = run_limited([*command, "--search", planner.search], tmp, limits)
     expanded = re.findall(r"Expanded (\d+) state", finished.stdout)
