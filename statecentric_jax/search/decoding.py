@@ -93,12 +93,15 @@ def decode(
                 i = pending.popleft()
                 if (started := next_stage(i, Agenda(tasks[i], config.goal_agenda))) is not None:
                     active.append(started)
+            t0 = time.perf_counter()
             requests, owner = [], []
             for k, (inst, strategy, _) in enumerate(active):
                 for node, skip in strategy.select():
                     requests.append((inst.problem, node, skip))
                     owner.append(k)
+            stats.add("strategy", time.perf_counter() - t0)
             expansions = expander.expand(requests)
+            t0 = time.perf_counter()
             grouped: list[list] = [[] for _ in active]
             for k, expansion in zip(owner, expansions):
                 grouped[k].append(expansion)
@@ -124,5 +127,6 @@ def decode(
                 elif (started := next_stage(inst.index, agenda)) is not None:
                     still_active.append(started)
             active = still_active
+            stats.add("strategy", time.perf_counter() - t0)
     stats.add("total", time.perf_counter() - t_begin)
     return results  # type: ignore[return-value]  # every slot was filled

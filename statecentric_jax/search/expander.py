@@ -118,16 +118,23 @@ class Expansion:
 
 @dataclasses.dataclass
 class DecodeStats:
-    """Where decoding time went (seconds); with a model thread, `model` overlaps the others."""
+    """Where decoding time went (seconds), and how many nodes it expanded and generated. `model` runs in a
+    thread of its own, beside successors and embedding; `model_wait` is what the decoding thread then still
+    waited for it; `strategy` is the strategies' own work (queues, closed lists)."""
 
     model: float = 0.0
     successors: float = 0.0
     embedding: float = 0.0
+    cost_to_go: float = 0.0  # its own features (where it has them) and its estimates
     distances: float = 0.0
+    model_wait: float = 0.0
+    strategy: float = 0.0
     total: float = 0.0
+    expanded: int = 0
+    generated: int = 0  # successors not skipped, one per (expanded node, successor)
 
-    def add(self, field: str, seconds: float) -> None:
-        setattr(self, field, getattr(self, field) + seconds)
+    def add(self, field: str, amount: float) -> None:
+        setattr(self, field, getattr(self, field) + amount)
 
 
 def stack_carries(carries: Sequence[Any]) -> Any:
@@ -224,16 +231,20 @@ class Expander:
         if self.cost_to_go is not None and pairs:
             t0 = time.perf_counter()
             features = self.cost_to_go.embed(pairs, parents, embedded)
-            self.stats.add("embedding", time.perf_counter() - t0)
+            self.stats.add("cost_to_go", time.perf_counter() - t0)
 
         # 4. Distances (and cost-to-go estimates) of every candidate to its node's prediction, in one call.
-        targets, carry = prediction.result()
         t0 = time.perf_counter()
+        targets, carry = prediction.result()
+        t1 = time.perf_counter()
+        self.stats.add("model_wait", t1 - t0)
         counts = [len(states_of) for states_of in children]
         owner = np.repeat(np.arange(len(requests)), counts)
         rows_index = np.asarray(rows, np.int64)
         candidates = embedded[rows_index]
         dist = scoring.distances(targets[owner], candidates, self.metric)
+        t2 = time.perf_counter()
+        self.stats.add("distances", t2 - t1)
         values = None
         if self.cost_to_go is not None:
             values = (
@@ -241,7 +252,9 @@ class Expander:
                 if len(candidates)
                 else np.zeros(0, np.float32)
             )
-        self.stats.add("distances", time.perf_counter() - t0)
+            self.stats.add("cost_to_go", time.perf_counter() - t2)
+        self.stats.add("expanded", len(requests))
+        self.stats.add("generated", len(rows))
 
         expansions, offset = [], 0
         for i, ((_, node, _), names, states_of) in enumerate(zip(requests, actions, children)):

@@ -16,7 +16,7 @@ from statecentric_jax.errors import InputError
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import load_task
-from statecentric_jax.search import scoring, strategies
+from statecentric_jax.search import open_lists, scoring
 from statecentric_jax.search.base import STRATEGIES, DecodeConfig, decode_config
 from statecentric_jax.search.decoding import decode
 from tests.search.blocks import DOMAIN, PLANS, AtomEncoder, OracleModel, problem
@@ -235,7 +235,7 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
 def test_type_exploration_draws_a_random_type_then_a_random_node():
     drawn = collections.Counter()
     for seed in range(400):
-        types = strategies._Types(seed)
+        types = open_lists.RandomOfRandomType(seed)
         types.add(("rare",), "r")
         for i in range(99):
             types.add(("common",), i)
