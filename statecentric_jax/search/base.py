@@ -6,8 +6,10 @@ import contextlib
 import dataclasses
 import gc
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, get_args
+
+import numpy as np
 
 from statecentric_jax.embedding.encoders import StateEncoder
 from statecentric_jax.errors import InputError
@@ -109,6 +111,9 @@ class Instance:
     root: Node
     steps: int = 0  # rounds of expansion
     expanded: int = 0  # nodes expanded
+    # (parent node, child state) pairs -> their model distances, where a strategy asks for them only when
+    # they decide (`strategies.distances_only_break_ties`); None: every expansion comes with them
+    tie_distances: Callable[[Sequence[tuple[Node, frozenset]]], np.ndarray] | None = None
 
 
 def start(

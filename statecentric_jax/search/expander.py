@@ -100,7 +100,7 @@ class Expansion:
     actions: list[str]
     states: list[State]
     embeddings: np.ndarray  # [C, D]
-    distances: np.ndarray  # [C] float32, to the model's prediction for `node`
+    distances: np.ndarray | None  # [C] float32, to the model's prediction for `node`; None: not predicted
     values: np.ndarray | None  # [C] cost-to-go estimates, when a cost-to-go model is given
     carry: Any  # the carry the children are expanded with
 
@@ -184,17 +184,22 @@ class Expander:
             self.stats.add("embedding", time.perf_counter() - t0)
         return [node.embedding for _, node in nodes if node.embedding is not None]
 
-    def expand(self, requests: Sequence[tuple[Problem, Node, Container[State]]]) -> list[Expansion]:
-        """Expand each (problem, node, states to skip) request; one Expansion per request, in order."""
+    def expand(
+        self, requests: Sequence[tuple[Problem, Node, Container[State]]], predict: bool = True
+    ) -> list[Expansion]:
+        """Expand each (problem, node, states to skip) request; one Expansion per request, in order.
+        `predict=False` (a stateless model whose distances only break ties: `tie_distances`): no model call."""
         if not requests:
             return []
         # 1. One model call for every node, in the model thread while 2 and 3 run here.
-        states = np.stack(self._embeddings([(problem, node) for problem, node, _ in requests]))
         goals = np.stack([problem.goal for problem, _, _ in requests])
-        carry = stack_carries([node.carry for _, node, _ in requests])
-        started = threading.Event()
-        prediction = self.model_thread.submit(self._predict, states, goals, carry, started)
-        started.wait()  # hand the GIL over, or the model would start only after steps 2 and 3 (module docstring)
+        prediction = None
+        if predict:
+            states = np.stack(self._embeddings([(problem, node) for problem, node, _ in requests]))
+            carry = stack_carries([node.carry for _, node, _ in requests])
+            started = threading.Event()
+            prediction = self.model_thread.submit(self._predict, states, goals, carry, started)
+            started.wait()  # hand the GIL over, or the model would start only after steps 2 and 3 (module docstring)
 
         # 2. Successors not to be skipped; each distinct state of an instance is embedded once.
         t0 = time.perf_counter()
@@ -235,14 +240,16 @@ class Expander:
 
         # 4. Distances (and cost-to-go estimates) of every candidate to its node's prediction, in one call.
         t0 = time.perf_counter()
-        targets, carry = prediction.result()
-        t1 = time.perf_counter()
-        self.stats.add("model_wait", t1 - t0)
         counts = [len(states_of) for states_of in children]
         owner = np.repeat(np.arange(len(requests)), counts)
         rows_index = np.asarray(rows, np.int64)
         candidates = embedded[rows_index]
-        dist = scoring.distances(targets[owner], candidates, self.metric)
+        dist, carry, t1 = None, None, t0
+        if prediction is not None:
+            targets, carry = prediction.result()
+            t1 = time.perf_counter()
+            self.stats.add("model_wait", t1 - t0)
+            dist = scoring.distances(targets[owner], candidates, self.metric)
         t2 = time.perf_counter()
         self.stats.add("distances", t2 - t1)
         values = None
@@ -265,10 +272,33 @@ class Expander:
                     actions=names,
                     states=states_of,
                     embeddings=candidates[offset:end],
-                    distances=dist[offset:end],
+                    distances=None if dist is None else dist[offset:end],
                     values=None if values is None else values[offset:end],
                     carry=carry_row(carry, i),
                 )
             )
             offset = end
         return expansions
+
+    def tie_distances(self, problem: Problem, children: Sequence[tuple[Node, State]]) -> np.ndarray:
+        """The distances of (parent node, child state) pairs to their parents' predictions, as `expand` computes
+        them (row by row, so alike): for best-first search whose distances only break ties, computed only
+        among the open nodes of equal priority. Parents' embeddings are dropped again afterwards."""
+        parents = list({id(parent): parent for parent, _ in children}.values())
+        dropped = [parent for parent in parents if parent.embedding is None]
+        states = np.stack(self._embeddings([(problem, parent) for parent in parents]))
+        for parent in dropped:
+            parent.embedding = None
+        t0 = time.perf_counter()
+        targets, _ = self.model.predict_next(states, np.repeat(problem.goal[None], len(parents), 0), None)
+        targets = np.asarray(targets, dtype=np.float32)
+        t1 = time.perf_counter()
+        self.stats.add("model", t1 - t0)
+        pairs = [(problem.task, state) for _, state in children]
+        embedded = np.asarray(self.encoder.embed(pairs, [parent.state for parent, _ in children]), np.float32)
+        t2 = time.perf_counter()
+        self.stats.add("embedding", t2 - t1)
+        row = {id(parent): i for i, parent in enumerate(parents)}
+        distances = scoring.distances(targets[[row[id(parent)] for parent, _ in children]], embedded, self.metric)
+        self.stats.add("distances", time.perf_counter() - t2)
+        return distances

@@ -146,9 +146,11 @@ class Novelty(_Lowest):
 
 class Preferred(_Lowest):
     def add(self, expansion: Expansion, children: Children) -> None:
-        if len(expansion.distances):
-            nearest = expansion.distances.min()
-            super().add(expansion, [(i, node) for i, node in children if expansion.distances[i] == nearest])
+        distances = expansion.distances
+        assert distances is not None  # with an exploration queue, every expansion is predicted
+        if len(distances):
+            nearest = distances.min()
+            super().add(expansion, [(i, node) for i, node in children if distances[i] == nearest])
 
     def key(self, expansion: Expansion, index: int, node: OpenNode) -> tuple:
         return node[:3]

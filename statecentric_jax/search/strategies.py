@@ -64,6 +64,7 @@ def _ranked(expansions: Sequence[Expansion]) -> list[tuple[float, Expansion, int
     on the exact float32 values: for a dozen children it is cheaper than NumPy's.)"""
     ranked = []
     for expansion in expansions:
+        assert expansion.distances is not None  # beams always predict
         totals = (np.float32(expansion.node.score) + expansion.distances).tolist()
         ranked += [(total, expansion, c) for c, total in enumerate(totals) if math.isfinite(total)]
     ranked.sort(key=operator.itemgetter(0))
@@ -180,7 +181,10 @@ class BestFirst:
     expanded node keeps none (docs/beyond-the-paper.md, "Memory of best-first search"); a node becomes a `Node`
     again when it is expanded.
     With an exploration queue, every open node is in both queues; a node expanded from one is
-    skipped when the other reaches it."""
+    skipped when the other reaches it.
+    Where the model's distance only breaks ties (`distances_only_break_ties`), expansions come without it
+    and it is computed only among open nodes of equal priority, when one of them is next (`inst.tie_distances`):
+    the same order, mostly without the model."""
 
     def __init__(self, inst: Instance, config: DecodeConfig, guided: bool):
         self.inst, self.config, self.guided = inst, config, guided
@@ -195,6 +199,10 @@ class BestFirst:
         self.exploration = exploration(config, self.packer) if exploration is not None else None
         self.taken: set[int] = set()  # open nodes expanded already (from either queue)
         self.selections = 0
+        self.tie_distances = inst.tie_distances  # None: every expansion comes with its distances
+        self.tied: list = []  # with tie_distances: heap of (distance, tie, open node), all of priority tied_priority
+        self.tied_priority = math.inf
+        self.known: dict[int, float] = {}  # with tie_distances: the distances of open nodes computed so far, by tie
 
     @classmethod
     def from_config(cls, inst: Instance, config: DecodeConfig, guided: bool) -> BestFirst:
@@ -206,10 +214,39 @@ class BestFirst:
             while (picked := self.exploration.pop()) is not None:
                 if (node := self._admit(picked)) is not None:
                     return [(node, self.closed)]
-        while self.open:
-            if (node := self._admit(heapq.heappop(self.open))) is not None:
+        while (entry := self._pop()) is not None:
+            if (node := self._admit(entry)) is not None:
                 return [(node, self.closed)]
         return []
+
+    def _pop(self) -> OpenNode | None:
+        """The open node of lowest (priority, distance, tie); None when there is none."""
+        if self.tie_distances is None:
+            return heapq.heappop(self.open) if self.open else None
+        if self.open and self.tied and self.open[0].priority < self.tied_priority:
+            for _, _, entry in self.tied:  # a lower priority came up: the tied ones wait in the open list again
+                heapq.heappush(self.open, entry)
+            self.tied = []
+        if self.open and (not self.tied or self.open[0].priority == self.tied_priority):
+            self.tied_priority = self.open[0].priority
+            batch = []
+            while self.open and self.open[0].priority == self.tied_priority:
+                batch.append(heapq.heappop(self.open))
+            if len(batch) == 1 and not self.tied:
+                self.known.pop(batch[0].tie, None)
+                return batch[0]
+            unknown = [entry for entry in batch if entry.tie not in self.known]
+            if unknown:
+                children = [(entry.parent, self.packer.unpack(entry.key)) for entry in unknown]
+                distances = self.tie_distances(children)  # type: ignore[arg-type]  # only the root has no parent
+                self.known.update(zip((entry.tie for entry in unknown), distances.tolist()))
+            for entry in batch:
+                heapq.heappush(self.tied, (self.known[entry.tie], entry.tie, entry))
+        if not self.tied:
+            return None
+        entry = heapq.heappop(self.tied)[2]
+        del self.known[entry.tie]
+        return entry
 
     def _admit(self, entry: OpenNode) -> Node | None:
         """The open entry as a node to expand; None when it was expanded already or is beyond the horizon."""
@@ -227,8 +264,8 @@ class BestFirst:
         return None
 
     def _priority(self, expansion: Expansion, index: int, summed: float) -> tuple[float, float]:
-        """(priority, tie-break) of a child."""
-        distance = float(expansion.distances[index])
+        """(priority, tie-break) of a child; without distances, the tie-break is computed when it decides."""
+        distance = 0.0 if expansion.distances is None else float(expansion.distances[index])
         if self.guided:
             value = self._guided_value(expansion, index, distance)
             return (value + self.config.path_weight * (expansion.node.depth + 1), distance)
@@ -249,7 +286,9 @@ class BestFirst:
                 if key in self.closed:
                     continue
                 self.closed.add(key)
-                summed = float(np.float32(expansion.node.score) + expansion.distances[index])
+                summed = expansion.node.score  # the sum of distances: only reported, and unknown without them
+                if expansion.distances is not None:
+                    summed = float(np.float32(summed) + expansion.distances[index])
                 if self.inst.problem.task.goal_reached(state):
                     return Outcome.GOAL, expansion.child(index, summed)
                 priority = self._priority(expansion, index, summed)
@@ -260,11 +299,24 @@ class BestFirst:
                 opened.append((index, entry))
             if self.exploration is not None:
                 self.exploration.add(expansion, opened)
-        if not self.open:
+        if not self.open and not self.tied:
             return (Outcome.HORIZON if self.cut_by_horizon else Outcome.DEAD_END), None
         if self.expanded >= self.config.budget:
             return Outcome.BUDGET, None
         return None
+
+
+def distances_only_break_ties(config: DecodeConfig, guided: bool, stateless: bool) -> bool:
+    """Whether the model's distances only break ties of equal priority (best-first on a cost-to-go with
+    value_weight 0 and no exploration queue), and the model needs no carry: then `BestFirst` asks for them
+    only where they decide."""
+    return (
+        config.strategy == "best_first"
+        and guided
+        and config.value_weight == 0
+        and EXPLORATIONS[config.exploration] is None
+        and stateless
+    )
 
 
 STRATEGIES: dict[str, StrategyClass] = {

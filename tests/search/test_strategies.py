@@ -196,6 +196,23 @@ class LinearCostToGo(ReadsModelEmbedding):
         return states @ self.weights
 
 
+class RoundedCostToGo(LinearCostToGo):
+    """A linear cost-to-go rounded to whole steps: many open nodes share a priority, and the distance decides."""
+
+    def estimate(self, states, goals):
+        return np.round(super().estimate(states, goals))
+
+
+class CountingModel(ShiftModel):
+    def __init__(self, dim, seed):
+        super().__init__(dim, seed)
+        self.rows = 0
+
+    def predict_next(self, states, goals, carry):
+        self.rows += len(states)
+        return super().predict_next(states, goals, carry)
+
+
 @pytest.mark.parametrize("encoding", ["atoms", "wl"])
 @pytest.mark.parametrize(
     "guidance",
@@ -203,6 +220,8 @@ class LinearCostToGo(ReadsModelEmbedding):
         "cumulative",
         "last",
         "cost-to-go",
+        "rounded cost-to-go",
+        "rounded cost-to-go + path",
         "cost-to-go + distance",
         "cost-to-go + path",
         "cost-to-go + novelty exploration",
@@ -216,8 +235,8 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
     encoder = AtomEncoder() if encoding == "atoms" else fit_encoder("wl", "blocks", [(t, [t.init]) for t in problems])
     model, cost_to_go = ShiftModel(encoder.dim, seed=2), None
     config = DecodeConfig(strategy="best_first", metric="euclidean", budget=200, horizon_base=12)
-    if guidance.startswith("cost-to-go"):
-        cost_to_go = LinearCostToGo(encoder.dim, seed=3)
+    if "cost-to-go" in guidance:
+        cost_to_go = (RoundedCostToGo if guidance.startswith("rounded") else LinearCostToGo)(encoder.dim, seed=3)
         weights = {
             "value_weight": 1.0 if "distance" in guidance else 0.0,
             "path_weight": 0.5 if "path" in guidance else 0.0,
@@ -230,6 +249,22 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
     expected = [reference_best_first(t, model, encoder, config, cost_to_go) for t in problems]
     assert [(r.plan if r.solved else None, r.steps) for r in results] == expected
     assert sum(plan is not None for plan, _ in expected) >= 3 and any(len(p or []) > 3 for p, _ in expected)
+
+
+def test_the_model_is_asked_only_where_its_distance_breaks_a_tie(tasks, towers):
+    """With value_weight 0 and no exploration queue, the distance only orders open nodes of equal priority."""
+    problems = tasks + towers
+    encoder = AtomEncoder()
+    config = DecodeConfig(strategy="best_first", metric="euclidean", budget=200, horizon_base=12)
+    rows = {}
+    for name, cost_to_go in (("strict", LinearCostToGo(encoder.dim, 3)), ("ties", RoundedCostToGo(encoder.dim, 3))):
+        model = CountingModel(encoder.dim, seed=2)
+        results = decode(problems, model, encoder, config, cost_to_go=cost_to_go)
+        rows[name] = model.rows, sum(r.expanded for r in results)
+    assert rows["strict"][0] < rows["strict"][1] / 4  # the root's carry only, and few ties
+    assert 0 < rows["ties"][0]
+    predicted = decode(problems, CountingModel(encoder.dim, 2), encoder, dataclasses.replace(config, value_weight=1.0))
+    assert all(r.expanded > 0 for r in predicted)
 
 
 def test_type_exploration_draws_a_random_type_then_a_random_node():
