@@ -12,8 +12,7 @@ zero: in the goal, every goal atom holds.
 
 In a search each state is embedded with its parent named (`Encoder.embed`), and its paths are
 derived from the parent's (`derived_goal_paths`): only the goals near the atoms that changed are
-walked again, with the same result. The parent's own paths are those kept from when it was embedded
-(among the last `RECENT_STATES` states; a search expands states it embedded lately), else walked afresh.
+walked again, with the same result.
 
 On disk: one JSON file with `length` and the vocabulary, each entry a predicate and its sorted
 label sequences (`GoalPathEncoder.load`).
@@ -39,7 +38,6 @@ Label = str
 Walk = tuple[Label, ...]  # the edge labels along one walk
 GoalPath = tuple[str, tuple[Walk, ...]]  # (goal predicate, its sorted label sequences)
 Edges = dict[str, list[tuple[Label, str]]]  # each object's labelled neighbours
-RECENT_STATES = 4096  # states whose goal paths are kept for their children (a few MB)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -151,7 +149,6 @@ class GoalPathEncoder(Encoder):
             raise InputError(None, f"goal paths need a length >= 1, not {length}")
         self.length = length
         self.vocabulary = {key: index for index, key in enumerate(vocabulary)}
-        self._recent: dict[tuple[int, frozenset[str]], tuple[Task, dict[str, GoalPath]]] = {}  # oldest first
 
     @classmethod
     def fit(cls, domain: str, tasks_and_trajectories: TasksAndTrajectories, length: int) -> GoalPathEncoder:
@@ -174,14 +171,16 @@ class GoalPathEncoder(Encoder):
     ) -> tuple[np.ndarray, float]:
         out = np.zeros((len(pairs), self.dim), np.float32)
         unseen = total = 0
+        of_parent: dict[tuple[int, frozenset[str]], dict[str, GoalPath]] = {}  # siblings share their parent's
         for row, (task, state) in enumerate(pairs):
             self._check_task(task)
             parent = parents[row] if parents is not None else None
             if parent is None:
                 paths = goal_paths_of_each(task, state, self.length)
             else:
-                paths = derived_goal_paths(task, parent, self._paths_of(task, parent), state, self.length)
-            self._remember(task, state, paths)
+                if (id(task), parent) not in of_parent:
+                    of_parent[(id(task), parent)] = goal_paths_of_each(task, parent, self.length)
+                paths = derived_goal_paths(task, parent, of_parent[(id(task), parent)], state, self.length)
             for key, count in collections.Counter(paths.values()).items():
                 total += count
                 column = self.vocabulary.get(key)
@@ -190,19 +189,6 @@ class GoalPathEncoder(Encoder):
                 else:
                     out[row, column] = count
         return out, unseen / total if total else 0.0
-
-    def _paths_of(self, task: Task, state: frozenset[str]) -> dict[str, GoalPath]:
-        """The goal paths of a state: those of one embedded lately (a search expands the states it just
-        embedded, and siblings share their parent), else walked from scratch."""
-        kept = self._recent.get((id(task), state))
-        if kept is not None and kept[0] is task:  # the task is held, so its id is not another's
-            return kept[1]
-        return goal_paths_of_each(task, state, self.length)
-
-    def _remember(self, task: Task, state: frozenset[str], paths: dict[str, GoalPath]) -> None:
-        self._recent[(id(task), state)] = (task, paths)
-        if len(self._recent) > RECENT_STATES:
-            del self._recent[next(iter(self._recent))]  # the oldest
 
     def embed_goals(self, tasks: Sequence[Task]) -> np.ndarray:
         return np.zeros((len(tasks), self.dim), np.float32)
