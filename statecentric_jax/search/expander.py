@@ -46,8 +46,11 @@ State = frozenset
 class CostToGo(Protocol):
     """A learned estimate of the remaining plan length from its features of a state and a goal."""
 
+    @property
+    def reads_model_embedding(self) -> bool: ...  # whether `embed` reads the transition model's embeddings
+
     def embed(
-        self, pairs: Sequence[tuple[Task, State]], parents: Sequence[State], embeddings: np.ndarray
+        self, pairs: Sequence[tuple[Task, State]], parents: Sequence[State], embeddings: np.ndarray | None
     ) -> np.ndarray: ...
 
     def estimate(self, states: np.ndarray, goals: np.ndarray) -> np.ndarray: ...
@@ -99,7 +102,7 @@ class Expansion:
     node: Node
     actions: list[str]
     states: list[State]
-    embeddings: np.ndarray  # [C, D]
+    embeddings: np.ndarray | None  # [C, D]; None: not embedded (nothing reads them: `expand`)
     distances: np.ndarray | None  # [C] float32, to the model's prediction for `node`; None: not predicted
     values: np.ndarray | None  # [C] cost-to-go estimates, when a cost-to-go model is given
     carry: Any  # the carry the children are expanded with
@@ -107,7 +110,7 @@ class Expansion:
     def child(self, index: int, score: float) -> Node:
         return Node(
             self.states[index],
-            self.embeddings[index],
+            None if self.embeddings is None else self.embeddings[index],
             (self.actions[index], self.node.plan),
             self.node.depth + 1,
             score,
@@ -225,11 +228,14 @@ class Expander:
             children.append(states_of)
         self.stats.add("successors", time.perf_counter() - t0)
 
-        # 3. One embedding call for all candidates of all nodes.
-        t0 = time.perf_counter()
-        embedded = self.encoder.embed(pairs, parents) if pairs else np.zeros((0, self.encoder.dim), np.float32)
-        embedded = np.asarray(embedded, dtype=np.float32)
-        self.stats.add("embedding", time.perf_counter() - t0)
+        # 3. One embedding call for all candidates of all nodes; none where only the model would read them and
+        # it is not called (a cost-to-go with a φ of its own, distances only where they break ties).
+        embedded = None
+        if predict or self.cost_to_go is None or self.cost_to_go.reads_model_embedding:
+            t0 = time.perf_counter()
+            embedded = self.encoder.embed(pairs, parents) if pairs else np.zeros((0, self.encoder.dim), np.float32)
+            embedded = np.asarray(embedded, dtype=np.float32)
+            self.stats.add("embedding", time.perf_counter() - t0)
 
         # 3b. The cost-to-go's features: the same embeddings, or (with a φ of its own) its own embedding.
         features = embedded
@@ -243,9 +249,10 @@ class Expander:
         counts = [len(states_of) for states_of in children]
         owner = np.repeat(np.arange(len(requests)), counts)
         rows_index = np.asarray(rows, np.int64)
-        candidates = embedded[rows_index]
+        candidates = None if embedded is None else embedded[rows_index]
         dist, carry, t1 = None, None, t0
         if prediction is not None:
+            assert candidates is not None  # a predicted expansion is embedded
             targets, carry = prediction.result()
             t1 = time.perf_counter()
             self.stats.add("model_wait", t1 - t0)
@@ -254,11 +261,10 @@ class Expander:
         self.stats.add("distances", t2 - t1)
         values = None
         if self.cost_to_go is not None:
-            values = (
-                np.asarray(self.cost_to_go.estimate(features[rows_index], goals[owner]), dtype=np.float32)
-                if len(candidates)
-                else np.zeros(0, np.float32)
-            )
+            values = np.zeros(0, np.float32)
+            if len(rows_index):
+                assert features is not None  # the cost-to-go's own, or the model's embeddings it reads
+                values = np.asarray(self.cost_to_go.estimate(features[rows_index], goals[owner]), dtype=np.float32)
             self.stats.add("cost_to_go", time.perf_counter() - t2)
         self.stats.add("expanded", len(requests))
         self.stats.add("generated", len(rows))
@@ -271,7 +277,7 @@ class Expander:
                     node=node,
                     actions=names,
                     states=states_of,
-                    embeddings=candidates[offset:end],
+                    embeddings=None if candidates is None else candidates[offset:end],
                     distances=None if dist is None else dist[offset:end],
                     values=None if values is None else values[offset:end],
                     carry=carry_row(carry, i),

@@ -40,6 +40,8 @@ class FixedTargetModel:
 class ReadsModelEmbedding:
     """A cost-to-go test double whose features are the transition model's embeddings."""
 
+    reads_model_embedding = True
+
     def embed(self, pairs, parents, embeddings):
         return embeddings
 
@@ -266,6 +268,30 @@ def test_the_model_is_asked_only_where_its_distance_breaks_a_tie(tasks, towers):
     model = CountingModel(encoder.dim, seed=2)  # where the distance is part of the priority: every expansion asks
     results = decode(problems, model, encoder, dataclasses.replace(config, value_weight=1.0), cost_to_go=cost_to_go)
     assert model.rows == sum(r.expanded for r in results)
+
+
+class OwnFeaturesCostToGo(RoundedCostToGo):
+    """A rounded linear cost-to-go on features of its own (the atoms), not on the model's embeddings."""
+
+    def __init__(self, dim, seed, reads_model_embedding):
+        super().__init__(dim, seed)
+        self.own, self.reads_model_embedding, self.given = AtomEncoder(), reads_model_embedding, []
+
+    def embed(self, pairs, parents, embeddings):
+        self.given.append(embeddings)
+        return self.own.embed(pairs, parents)
+
+
+def test_successors_are_not_embedded_for_a_model_that_is_not_asked(tasks, towers):
+    problems = tasks + towers
+    encoder = fit_encoder("wl", "blocks", [(t, [t.init]) for t in problems])
+    config = DecodeConfig(strategy="best_first", metric="euclidean", budget=200, horizon_base=12)
+    runs = {}
+    for reads in (True, False):
+        cost_to_go = OwnFeaturesCostToGo(AtomEncoder().dim, 3, reads)
+        results = decode(problems, ShiftModel(encoder.dim, seed=2), encoder, config, cost_to_go=cost_to_go)
+        runs[reads] = [(r.plan, r.expanded) for r in results], {g is None for g in cost_to_go.given}
+    assert runs[True][0] == runs[False][0] and runs[True][1] == {False} and runs[False][1] == {True}
 
 
 def test_type_exploration_draws_a_random_type_then_a_random_node():
