@@ -92,12 +92,21 @@ class RidgeCostToGo:
     encoder: Encoder | None = None  # its own φ; None: the transition model's
     goal_paths: GoalPathEncoder | None = None  # beside φ, the last columns
 
+    @property
+    def reads_model_embedding(self) -> bool:
+        """Whether `embed` reads the transition model's embeddings (it has no φ of its own)."""
+        return self.encoder is None
+
     def embed(
-        self, pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None], embeddings: np.ndarray
+        self, pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None], embeddings: np.ndarray | None
     ) -> np.ndarray:
-        """Its features of (task, state) pairs: the transition model's `embeddings` of them, or its own φ;
-        with goal paths beside."""
-        phi = embeddings if self.encoder is None else np.asarray(self.encoder.embed(pairs, parents), np.float32)
+        """Its features of (task, state) pairs: the transition model's `embeddings` of them (None where
+        `reads_model_embedding` is false), or its own φ; with goal paths beside."""
+        if self.encoder is None:
+            assert embeddings is not None  # reads_model_embedding: the expander embedded them
+            phi = embeddings
+        else:
+            phi = np.asarray(self.encoder.embed(pairs, parents), np.float32)
         if self.goal_paths is None:
             return phi
         return np.hstack([phi, self.goal_paths.embed(pairs, parents)])
