@@ -58,12 +58,7 @@ BAD_INPUT = {
         "domain",
         "numeric fluents",
     ),
-    "negative-precondition": (
-        BLOCKS.replace("(and (clear ?x) (ontable ?x) (handempty))", "(and (clear ?x) (not (holding ?x)) (handempty))"),
-        blocks_problem("p", "ab"),
-        "domain",
-        "negative preconditions",
-    ),
+    "negative-goal": (BLOCKS, blocks_problem("p", "ab", goal="(not (on a b))"), "problem", "negative goals"),
 }
 
 
