@@ -11,16 +11,22 @@ import dataclasses
 import os
 
 from pyperplan import grounding
+from pyperplan import task as pyperplan_task
 from pyperplan.pddl.parser import Parser
 
 from statecentric_jax.planning.tasks import Operator, Task, load_task
 
 
-def pyperplan_operators(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> tuple[Operator, ...]:
-    """Pyperplan's ground operators (static preconditions dropped), sorted by name."""
+def pyperplan_grounded(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> pyperplan_task.Task:
+    """Pyperplan's own ground task (static atoms kept in its initial state)."""
     parser = Parser(os.fspath(domain_file), os.fspath(problem_file))
     problem = parser.parse_problem(parser.parse_domain())
-    grounded = grounding.ground(problem, remove_statics_from_initial_state=False, remove_irrelevant_operators=False)
+    return grounding.ground(problem, remove_statics_from_initial_state=False, remove_irrelevant_operators=False)
+
+
+def pyperplan_operators(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> tuple[Operator, ...]:
+    """Pyperplan's ground operators (static preconditions dropped), sorted by name."""
+    grounded = pyperplan_grounded(domain_file, problem_file)
     return tuple(
         sorted(
             (Operator(op.name, op.preconditions, op.add_effects, op.del_effects) for op in grounded.operators),
@@ -29,7 +35,7 @@ def pyperplan_operators(domain_file: str | os.PathLike, problem_file: str | os.P
     )
 
 
-def pyperplan_task(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> Task:
+def reference_task(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> Task:
     """`load_task`'s task with pyperplan's operators instead."""
     return dataclasses.replace(
         load_task(domain_file, problem_file), operators=pyperplan_operators(domain_file, problem_file)

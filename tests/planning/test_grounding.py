@@ -5,7 +5,7 @@ import collections
 
 import pytest
 
-from statecentric_jax.planning.reference_grounding import pyperplan_task
+from statecentric_jax.planning.reference_grounding import reference_task
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import generators
@@ -31,7 +31,7 @@ def transitions(task):
 
 
 def assert_same_reachable_task(domain, problem):
-    new, old = load_task(domain, problem), pyperplan_task(domain, problem)
+    new, old = load_task(domain, problem), reference_task(domain, problem)
     old_operators = {op.name: op for op in old.operators}
     for op in new.operators:  # every reachable action, with pyperplan's preconditions and effects
         assert old_operators[op.name] == op
@@ -51,5 +51,5 @@ def test_unreachable_actions_are_not_ground(tmp_path, data_root):
     domain, problem = data_root / "domains/logistics/domain.pddl", tmp_path / "logistics.pddl"
     problem.write_text(generators.logistics(2, 2, 2, 1, 2, seed=3, name="tiny"))
     assert_same_reachable_task(domain, problem)
-    new, old = load_task(domain, problem), pyperplan_task(domain, problem)
+    new, old = load_task(domain, problem), reference_task(domain, problem)
     assert len(new.operators) < len(old.operators)

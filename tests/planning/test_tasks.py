@@ -4,6 +4,7 @@ import pytest
 
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.tasks import load_task
+from tests.planning.guarded import NEGATIVE_DOMAIN, NEGATIVE_PROBLEM
 
 DOMAIN = """(define (domain toy)
   (:requirements :strips :negative-preconditions)
@@ -82,25 +83,6 @@ def test_missing_file(tmp_path):
     domain_file, _ = write(tmp_path)
     with pytest.raises(InputError, match="file not found"):
         load_task(domain_file, tmp_path / "nope.pddl")
-
-
-NEGATIVE_DOMAIN = """(define (domain guarded)
-  (:requirements :typing :negative-preconditions :equality)
-  (:types place - object robot - object)
-  (:constants home - place)
-  (:predicates (at ?r - robot ?p - place) (blocked ?p - place) (link ?x ?y - place) (visited ?p - place))
-  (:action go :parameters (?r - robot ?x ?y - place)
-    :precondition (and (at ?r ?x) (link ?x ?y) (not (blocked ?y)) (not (= ?x ?y)))
-    :effect (and (not (at ?r ?x)) (at ?r ?y) (visited ?y)))
-  (:action block :parameters (?p - place)
-    :precondition (and (not (blocked ?p)) (not (= ?p home)))
-    :effect (blocked ?p)))
-"""
-NEGATIVE_PROBLEM = """(define (problem g1) (:domain guarded)
-  (:objects r - robot b c - place)
-  (:init (at r home) (link home b) (link b c) (link c c) (link b home))
-  (:goal (and (visited c))))
-"""
 
 
 def test_negative_preconditions_types_constants_and_equality(tmp_path):
