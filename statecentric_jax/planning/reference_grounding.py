@@ -7,14 +7,13 @@ domains it supports, its task and `load_task`'s agree on every reachable state.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 from pyperplan import grounding
 from pyperplan import task as pyperplan_task
 from pyperplan.pddl.parser import Parser
 
-from statecentric_jax.planning.tasks import Operator, Task, load_task
+from statecentric_jax.planning.tasks import GroundActions, Task, load_task
 
 
 def pyperplan_grounded(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> pyperplan_task.Task:
@@ -24,19 +23,15 @@ def pyperplan_grounded(domain_file: str | os.PathLike, problem_file: str | os.Pa
     return grounding.ground(problem, remove_statics_from_initial_state=False, remove_irrelevant_operators=False)
 
 
-def pyperplan_operators(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> tuple[Operator, ...]:
-    """Pyperplan's ground operators (static preconditions dropped), sorted by name."""
-    grounded = pyperplan_grounded(domain_file, problem_file)
-    return tuple(
-        sorted(
-            (Operator(op.name, op.preconditions, op.add_effects, op.del_effects) for op in grounded.operators),
-            key=lambda op: op.name,
-        )
-    )
+def ground_all(domain_file: str, problem_file: str, domain_pddl: list, problem_pddl: list) -> GroundActions:
+    """`tasks.ground_reachable`'s result by pyperplan (which reads the files itself)."""
+    empty: frozenset[str] = frozenset()
+    return [
+        (op.name, op.preconditions, empty, op.add_effects, op.del_effects)
+        for op in pyperplan_grounded(domain_file, problem_file).operators
+    ]
 
 
 def reference_task(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> Task:
-    """`load_task`'s task with pyperplan's operators instead."""
-    return dataclasses.replace(
-        load_task(domain_file, problem_file), operators=pyperplan_operators(domain_file, problem_file)
-    )
+    """The task that `load_task` built with pyperplan's grounding."""
+    return load_task(domain_file, problem_file, grounder=ground_all)

@@ -22,7 +22,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from statecentric_jax.errors import InputError
 
@@ -367,11 +367,14 @@ def _quiet_translator() -> Iterator[None]:
             sys.stdout, sys.stderr = stdout, stderr
 
 
-def _ground(
-    domain_file: str, problem_file: str, domain_pddl: list, problem_pddl: list
-) -> list[tuple[str, frozenset[str], frozenset[str], frozenset[str], frozenset[str]]]:
+GroundActions = list[tuple[str, frozenset[str], frozenset[str], frozenset[str], frozenset[str]]]
+Grounder = Callable[[str, str, list, list], GroundActions]
+
+
+def ground_reachable(domain_file: str, problem_file: str, domain_pddl: list, problem_pddl: list) -> GroundActions:
     """(name, pre, pre_neg, add, delete) of the relaxed-reachable ground actions, by Fast Downward's
-    translator; fluent atoms only (static preconditions are decided at grounding)."""
+    translator; fluent atoms only (static preconditions are decided at grounding). The files are
+    read already (`domain_pddl`, `problem_pddl`: their checked s-expressions); they name the errors."""
     from fast_downward.translate import instantiate, normalize, options
     from fast_downward.translate.pddl_parser import parsing_functions
 
@@ -403,15 +406,17 @@ def _ground(
     return ground
 
 
-def load_task(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> Task:
+def load_task(
+    domain_file: str | os.PathLike, problem_file: str | os.PathLike, grounder: Grounder = ground_reachable
+) -> Task:
     """Parse, check and ground a STRIPS problem (negative preconditions, types, constants and
-    equality allowed); raises InputError on bad input."""
+    equality allowed); raises InputError on bad input. `grounder`: another grounding, as a reference."""
     domain_file, problem_file = os.fspath(domain_file), os.fspath(problem_file)
     domain_expr = read_sexpr(domain_file)
     domain_name, predicates, constants = _check_domain(domain_file, domain_expr)
     problem_expr = read_sexpr(problem_file)
     objects, init_atoms, goal_atoms = _check_problem(problem_file, problem_expr, domain_name, predicates, constants)
-    ground = _ground(domain_file, problem_file, _flat_conditions(domain_expr), _flat_conditions(problem_expr))
+    ground = grounder(domain_file, problem_file, _flat_conditions(domain_expr), _flat_conditions(problem_expr))
     static_predicates = _static_predicates(domain_expr)
     init = frozenset("(" + " ".join(atom) + ")" for atom in init_atoms)
     static = frozenset(a for a in init if atom_predicate(a) in static_predicates)
