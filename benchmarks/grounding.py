@@ -36,12 +36,12 @@ from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.problems.fast_downward import driver_path
 
-ROOT = flags.DEFINE_string("root", None, "A folder in IPC layout: <domain>/domain.pddl, <domain>/testing/<level>/.")
+ROOT = flags.DEFINE_string("root", "", "A folder in IPC layout: <domain>/domain.pddl, <domain>/testing/<level>/.")
 PROBLEMS = flags.DEFINE_list("problems", [], "Problems as domain/level/pNN, e.g. sokoban/medium/p01.")
 OLD_TIME_LIMIT = flags.DEFINE_float("old_time_limit", 60, "Seconds before the old grounding is given up (0: skip).")
 TIME_LIMIT = flags.DEFINE_float("time_limit", 1800, "Seconds before ours or Fast Downward's translator is given up.")
 MEMORY_LIMIT_MB = flags.DEFINE_integer("memory_limit_mb", 8192, "Address-space limit of every grounding process.")
-PAPER_ROOT = flags.DEFINE_string("paper_root", None, "A paper-splits-like tree: time load_task new against old.")
+PAPER_ROOT = flags.DEFINE_string("paper_root", "", "A paper-splits-like tree: time load_task new against old.")
 
 # Run in a fresh interpreter: load the task with the named grounding, print its seconds and operators.
 _MEASURE = """
