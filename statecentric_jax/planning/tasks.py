@@ -388,21 +388,23 @@ def ground_reachable(domain_file: str, problem_file: str, domain_pddl: list, pro
             raise InputError(path, f"malformed PDDL: {reason[:300]}") from None
         normalize.normalize(task)
         _, _, actions, _, _, _ = instantiate.explore(task)
-    strings: dict = {}
+    strings: dict[tuple, str] = {}
 
     def text(atom) -> str:  # one string per atom, shared by every operator that names it
-        found = strings.get(atom)
+        key = (atom.predicate, atom.args)  # hashed in C, unlike the translator's atoms
+        found = strings.get(key)
         if found is None:
-            found = strings[atom] = "(" + " ".join((atom.predicate, *atom.args)) + ")"
+            found = strings[key] = "(" + " ".join((atom.predicate, *atom.args)) + ")"
         return found
 
     ground = []
     for action in actions:
-        pre = frozenset(text(lit) for lit in action.precondition if not lit.negated)
-        pre_neg = frozenset(text(lit) for lit in action.precondition if lit.negated)
-        add = frozenset(text(atom) for _, atom in action.add_effects) - pre  # adding what holds changes nothing
-        delete = frozenset(text(atom) for _, atom in action.del_effects) - add  # add-after-delete semantics
-        ground.append((normalize_action(action.name), pre, pre_neg, add, delete))
+        pre = frozenset([text(lit) for lit in action.precondition if not lit.negated])
+        pre_neg = frozenset([text(lit) for lit in action.precondition if lit.negated])
+        add = frozenset([text(atom) for _, atom in action.add_effects]) - pre  # adding what holds changes nothing
+        delete = frozenset([text(atom) for _, atom in action.del_effects]) - add  # add-after-delete semantics
+        name = action.name if not action.name.endswith(" )") else action.name[:-2] + ")"  # "(name )": no arguments
+        ground.append((name, pre, pre_neg, add, delete))
     return ground
 
 
