@@ -173,7 +173,7 @@ def compare_problems() -> None:
 
 
 def compare_paper() -> None:
-    columns = "domain, problems, new load_task s, old load_task s, old / new, identical tasks, reachable operators as old"
+    columns = "domain, problems, new load_task s, old load_task s, old / new, identical tasks, operators as old"
     print_header(columns.split(", "))
     for domain in layout.available_domains(PAPER_ROOT.value):
         domain_file = layout.domain_file(PAPER_ROOT.value, domain)
