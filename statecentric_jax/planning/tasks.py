@@ -24,6 +24,9 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 
+from fast_downward.translate import instantiate, normalize, options
+from fast_downward.translate.pddl_parser import parsing_functions
+
 from statecentric_jax.errors import InputError
 
 SExpr = str | list | None  # an atom token, a nested list of them, or an absent section
@@ -375,11 +378,8 @@ def ground_reachable(domain_file: str, problem_file: str, domain_pddl: list, pro
     """(name, pre, pre_neg, add, delete) of the relaxed-reachable ground actions, by Fast Downward's
     translator; fluent atoms only (static preconditions are decided at grounding). The files are
     read already (`domain_pddl`, `problem_pddl`: their checked s-expressions); they name the errors."""
-    from fast_downward.translate import instantiate, normalize, options
-    from fast_downward.translate.pddl_parser import parsing_functions
-
     with _quiet_translator():
-        options.set_options([domain_file, problem_file, "--keep-no-ops"])
+        options.set_options(["--keep-no-ops", "--", domain_file, problem_file])  # operators without effects too
         try:
             task = parsing_functions.parse_task(domain_pddl, problem_pddl)
         except (Exception, SystemExit) as e:  # the translator's ParseError and exits carry no file name
