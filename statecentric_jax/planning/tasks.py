@@ -311,9 +311,10 @@ def _static_predicates(define: list) -> frozenset[str]:
     return frozenset(p[0] for p in predicates[1:] if p[0] not in changed)
 
 
-def _flat_conditions(define: list) -> list:
-    """`define` with every action's precondition and effect and the goal as one flat (and ...):
-    the translator's parser recurses into nested conjunctions."""
+def _for_translator(define: list, constants: frozenset[str] = frozenset()) -> list:
+    """`define` as the translator reads it: every action's precondition and effect and the goal as one flat
+    (and ...) (its parser recurses into nested conjunctions), and without problem objects that repeat a
+    domain constant (which it refuses)."""
     flat = list(define)
     for index, item in enumerate(flat):
         if isinstance(item, list) and item[:1] == [":action"]:
@@ -324,7 +325,25 @@ def _flat_conditions(define: list) -> list:
             flat[index] = item
         elif isinstance(item, list) and item[:1] == [":goal"] and len(item) == 2:
             flat[index] = [":goal", ["and", *_conjuncts(item[1])]]
+        elif isinstance(item, list) and item[:1] == [":objects"] and constants:
+            flat[index] = [":objects", *_without(item[1:], constants)]
     return flat
+
+
+def _without(typed_list: list, names: frozenset[str]) -> list:
+    """A PDDL typed list without `names` (a '- type' left with no name goes too)."""
+    kept: list = []
+    group: list = []
+    tokens = iter(typed_list)
+    for token in tokens:
+        if token == "-":
+            kind = next(tokens, None)
+            if group:
+                kept += [*group, "-", kind]
+            group = []
+        elif token not in names:
+            group.append(token)
+    return kept + group
 
 
 def problem_from_state(task: Task, state: frozenset[str], name: str) -> str:
@@ -418,7 +437,8 @@ def load_task(
     domain_name, predicates, constants = _check_domain(domain_file, domain_expr)
     problem_expr = read_sexpr(problem_file)
     objects, init_atoms, goal_atoms = _check_problem(problem_file, problem_expr, domain_name, predicates, constants)
-    ground = grounder(domain_file, problem_file, _flat_conditions(domain_expr), _flat_conditions(problem_expr))
+    domain_pddl, problem_pddl = _for_translator(domain_expr), _for_translator(problem_expr, frozenset(constants))
+    ground = grounder(domain_file, problem_file, domain_pddl, problem_pddl)
     static_predicates = _static_predicates(domain_expr)
     init = frozenset("(" + " ".join(atom) + ")" for atom in init_atoms)
     static = frozenset(a for a in init if atom_predicate(a) in static_predicates)

@@ -114,3 +114,18 @@ def test_a_conjunction_nested_thousands_deep_loads_like_a_flat_one(tmp_path):
 def test_translator_output_is_silenced(tmp_path, capfd):
     load_task(*write(tmp_path))
     assert capfd.readouterr() == ("", "")
+
+
+def test_a_problem_may_declare_a_domain_constant_again(tmp_path):
+    objects = "(:objects r - robot home - place b c - place)"
+    task = load_task(
+        *write(tmp_path, NEGATIVE_DOMAIN, NEGATIVE_PROBLEM.replace("(:objects r - robot b c - place)", objects))
+    )
+    assert task.objects == ("r", "home", "b", "c")
+    assert [op.name for op in task.operators] == [
+        "(block b)",
+        "(block c)",
+        "(go r b c)",
+        "(go r b home)",
+        "(go r home b)",
+    ]
