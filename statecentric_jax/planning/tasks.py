@@ -56,7 +56,7 @@ _UNSUPPORTED_SECTIONS = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Operator:
     """A ground STRIPS action. `pre` and `pre_neg` (atoms that must be false) hold only fluent atoms."""
 
@@ -417,7 +417,9 @@ def ground_reachable(domain_file: str, problem_file: str, domain_pddl: list, pro
         return found
 
     ground = []
-    for action in actions:
+    actions.reverse()
+    while actions:  # each of the translator's actions freed once converted: the peak holds one representation
+        action = actions.pop()
         pre = frozenset([text(lit) for lit in action.precondition if not lit.negated])
         pre_neg = frozenset([text(lit) for lit in action.precondition if lit.negated])
         add = frozenset([text(atom) for _, atom in action.add_effects]) - pre  # adding what holds changes nothing
