@@ -55,6 +55,8 @@ print(json.dumps({"seconds": time.perf_counter() - start, "operators": len(task.
 """
 
 
+TRANSLATOR_OUT_OF_MEMORY = 20  # the driver's exit code (driver/returncodes.py)
+
 # Run a command as the child of a fresh, small interpreter and write its peak resident memory (KiB) to a
 # file: a child forked from this process would count this process's memory as its own peak.
 _PEAK = """
@@ -102,7 +104,7 @@ def run_limited(command: list[str], time_limit: float, cwd: str) -> tuple[str, f
     if timed_out:
         return "timeout", seconds, peak_mb, text
     if proc.returncode != 0:
-        memory = "MemoryError" in text or "memory" in text.lower()
+        memory = "MemoryError" in text or proc.returncode == TRANSLATOR_OUT_OF_MEMORY
         last = (text.strip().splitlines() or ["no output"])[-1][:60]
         return f"failed ({'out of memory' if memory else last})", seconds, peak_mb, text
     return "ok", seconds, peak_mb, text
