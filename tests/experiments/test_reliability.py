@@ -1,4 +1,4 @@
-"""Issue 12: resume, locks, torn tails, validation and one-line errors, on a tiny trained XGBoost run."""
+"""Resume, locks, torn tails, validation and one-line errors, on a tiny trained XGBoost run."""
 
 import json
 import os
