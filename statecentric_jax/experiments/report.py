@@ -21,7 +21,7 @@ something are in the beyond-the-paper table; novelty exploration, the goal agend
 symbolic, are named in their rows.
 
 Everything is sorted and formatted with fixed precision, so the same runs give
-byte-identical files (the README's table is `table1.md`).
+byte-identical files (docs/results.md's table is `table1.md`).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ all model, embedding and distance work, batched across instances.
   `greedy`: the open node of lowest priority without the `path_weight` term, so greedy
   best-first search alternates with the weighted one, as planners alternate queues over one
   heuristic (Röger and Helmert 2010), so that a basin of the weighted search is left sooner
-  (for Logistics it moved which problems fail: docs/beyond-the-paper.md).
+  (for Logistics it moved which problems fail: docs/log.md).
 - `restarts`: the paper's beam; when it fails, start again with twice the width, until the
   node budget is spent.
 """
@@ -223,7 +223,7 @@ class _Lowest:
 
 class BestFirst:
     """Open nodes and the closed list hold packed states (`planning/packing.py`) and no embeddings, and an
-    expanded node keeps none (docs/beyond-the-paper.md, "Memory of best-first search"); a node becomes a `Node`
+    expanded node keeps none (docs/log.md, "Memory of best-first search"); a node becomes a `Node`
     again when it is expanded.
     With an exploration queue, every open node is in both queues; a node expanded from one is
     skipped when the other reaches it."""
