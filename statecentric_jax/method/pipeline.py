@@ -33,6 +33,7 @@ from statecentric_jax.embedding import datasets
 from statecentric_jax.embedding.encoders import Encoder, WLSettings
 from statecentric_jax.embedding.goal_paths import GoalPathEncoder
 from statecentric_jax.errors import InputError
+from statecentric_jax.learning import config as learning_config
 from statecentric_jax.learning import ensemble, train, value
 from statecentric_jax.method import aggregation, evaluation
 from statecentric_jax.problems import plan_generation
@@ -82,7 +83,7 @@ def prepare_value_data(config: ml_collections.ConfigDict) -> value.ValueData | N
     """The train/validation splits embedded as a cost-to-go with its own φ (cached) or with goal paths beside
     φ reads them; None for one that reads the transition model's splits. Call after `prepare_data`, which
     makes the plans (and the transition model's encoder)."""
-    own, length = config_lib.value_embedding(config) == "own", config_lib.value_goal_paths(config)
+    own, length = learning_config.own_value_embedding(config), learning_config.value_goal_paths(config)
     if not own and not length:
         return None
     plans_dir, phi_dir = cache_dirs(config)  # φ: the transition model's, unless its own
@@ -90,8 +91,8 @@ def prepare_value_data(config: ml_collections.ConfigDict) -> value.ValueData | N
         settings = WLSettings(
             iterations=config.value.wl_iterations,
             multiset_hash=config.value.wl_multiset_hash,
-            algorithm=config_lib.value_wl_algorithm(config),
-            graph=config_lib.value_wl_graph(config),
+            algorithm=config.value.wl_algorithm,
+            graph=config.value.wl_graph,
         )
         hashing = "multiset" if settings.multiset_hash else "set"
         graph = (settings.algorithm, settings.graph)
@@ -142,14 +143,14 @@ def build_ensembles(config: ml_collections.ConfigDict, seed_dirs: Mapping[int, p
     """Each seed's ensemble (`config.ensemble.members`), resumed: the members a seed lacks are trained,
     every seed of a member in one go, then `ensemble.json` names the seed's model and its members.
     Without members a seed has no `ensemble.json`: the config says whether a run is an ensemble."""
-    members = config_lib.ensemble_members(config)
+    members = learning_config.ensemble_members(config)
     if not members:
         for seed_dir in seed_dirs.values():
             (seed_dir / ensemble.ENSEMBLE_FILE).unlink(missing_ok=True)
         return
     data: tuple[dict[str, datasets.EmbeddedSplit], Encoder] | None = None  # prepared once, if needed
     for kind, mode in members:
-        member = config_lib.ensemble_member(config, kind, mode)
+        member = learning_config.ensemble_member(config, kind, mode)
         dirs = {seed: member_dir(seed_dir, kind, mode) for seed, seed_dir in seed_dirs.items()}
         todo = {seed: path for seed, path in dirs.items() if not _trained(member, seed, path)}
         if todo:
@@ -170,7 +171,7 @@ def _trained(config: ml_collections.ConfigDict, seed: int, seed_dir: pathlib.Pat
     """Whether `seed_dir` holds a finished run of `config` with `seed`; refuses a run of another config."""
     if not (seed_dir / train.CONFIG_FILE).exists():  # written last: training finished
         return False
-    if not config_lib.same_run(train.read_config(seed_dir), _seed_config(config, seed)):
+    if not config_lib.same_run(config_lib.read(seed_dir), _seed_config(config, seed)):
         raise InputError(seed_dir, "holds a run of another configuration; use a fresh --workdir")
     return True
 
