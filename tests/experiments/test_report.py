@@ -14,6 +14,7 @@ from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import report
 from statecentric_jax.method import pipeline
 from statecentric_jax.problems import fast_downward
+from tests.launching import launch, mounted_tmpfs, one_error_line
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 OBJECTS = {"p1": 4, "p2": 6, "p3": 8}
@@ -429,3 +430,11 @@ def test_the_published_table_ships_with_the_package():
     if not published.is_file():
         pytest.skip("the published copy beside the clone is not on this machine")
     assert paper == report.read_paper(published)
+
+
+def test_a_read_only_out_dir_is_one_line_before_any_work(sweep, tmp_path):
+    sweep_dir, paper = sweep
+    out = tmp_path / "report"
+    with mounted_tmpfs(out, "ro"):
+        proc = launch("report.py", f"--sweep_dir={sweep_dir}", f"--paper_csv={paper}", f"--out_dir={out}")
+        one_error_line(proc, f"error: {out}: not writable (a read-only location, or no permission)")
