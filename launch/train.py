@@ -1,7 +1,7 @@
 """Train one configuration of the paper's Table 1 into a workdir.
 
   python launch/train.py --config=configs/blocks_wl_xgb_delta.py --workdir=runs/blocks_wl_xgb_delta \
-      --config.data.pddl_root=../shared/benchmarks/paper-splits --config.seed=14
+      --config.data.pddl_root=<paper splits> --config.seed=14
 
 Plans and embedded datasets are generated first (and cached in
 `config.data.cache_dir`). The workdir receives config.json, checkpoint/,
