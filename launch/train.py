@@ -1,7 +1,7 @@
 """Train one configuration of the paper's Table 1 into a workdir.
 
   python launch/train.py --config=configs/blocks_wl_xgb_delta.py --workdir=runs/blocks_wl_xgb_delta \
-      --config.data.pddl_root=../shared/benchmarks/paper-splits --config.seed=14
+      --config.data.pddl_root=<paper splits> --config.seed=14
 
 Plans and embedded datasets are generated first (and cached in
 `config.data.cache_dir`). The workdir receives config.json, checkpoint/,
@@ -12,6 +12,7 @@ members/<kind>_<mode>/ and ensemble.json); `statecentric_jax.learning.ensemble.l
 from absl import flags
 from ml_collections import config_flags
 
+from statecentric_jax.atomic import check_writable
 from statecentric_jax.cli import run_main
 from statecentric_jax.method.pipeline import train_from_config
 
@@ -22,6 +23,8 @@ flags.mark_flags_as_required(["config", "workdir"])
 
 def main(argv):
     del argv
+    for folder in (_WORKDIR.value, _CONFIG.value.data.cache_dir):  # before training, not after it
+        check_writable(folder)
     train_from_config(_CONFIG.value, _WORKDIR.value)
 
 

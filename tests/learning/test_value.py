@@ -7,7 +7,7 @@ from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import train, value
 from tests import synthetic
-from tests.learning.test_train import TRAIN, VALIDATION, small_config
+from tests.synthetic import TRAIN, VALIDATION, small_config
 
 # In the synthetic splits the remaining steps are sum(goal - state): linear in [φ(s), φ(g)].
 LARGER = synthetic.split("larger", 4, seed=2)
@@ -36,6 +36,9 @@ def test_save_load_and_corrupt_files(tmp_path):
     loaded = value.load(tmp_path)
     states, goals = TRAIN.trajectories[0], np.broadcast_to(TRAIN.goals[0], TRAIN.trajectories[0].shape)
     assert np.array_equal(loaded.estimate(states, goals), model.estimate(states, goals))
+    assert value.load(tmp_path, synthetic.DIM).weights.shape == (2 * synthetic.DIM,)
+    with pytest.raises(InputError, match=rf"weights of shape \({2 * synthetic.DIM},\), expected \(4,\)"):
+        value.load(tmp_path, phi_dim=2)  # another run's embedding: refused at load, not when decoding
     (tmp_path / value.VALUE_FILE).write_bytes(b"")
     with pytest.raises(InputError, match="corrupt value model file"):
         value.load(tmp_path)
@@ -52,7 +55,7 @@ def test_a_run_with_a_value_model_loads_it(tmp_path, monkeypatch):
     config = small_config("xgb")
     config.value.kind = "ridge"
     config.value.features = "state_goal"  # the synthetic rule needs the goal
-    train.train_model(config, TRAIN, VALIDATION, synthetic.FakeEncoder("toy"), tmp_path)
+    synthetic.train_run(config, tmp_path)
     assert (tmp_path / value.VALUE_FILE).is_file()
     assert isinstance(train.load_model(tmp_path).cost_to_go, value.RidgeCostToGo)
 
