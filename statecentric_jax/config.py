@@ -22,7 +22,8 @@ from statecentric_jax.learning.transitions import MODES
 from statecentric_jax.search.base import decode_config
 
 ModelKind = Literal["lstm", "xgb"]
-MODEL_KINDS: tuple[str, ...] = get_args(ModelKind)
+MODEL_KINDS: tuple[str, ...] = get_args(ModelKind)  # the paper's (Table 1)
+TRANSITION_KINDS = (*MODEL_KINDS, "ridge")  # and beyond it: a linear model whose cost does not grow with D
 MultiStrategy = Literal["one_output_per_tree", "multi_output_tree"]
 MULTI_STRATEGIES: tuple[str, ...] = get_args(MultiStrategy)
 ValueKind = Literal["none", "ridge"]
@@ -46,6 +47,16 @@ def base() -> ml_collections.ConfigDict:
     config.data.encoding = "wl"
     config.data.cache_dir = "runs/cache"
     config.data.jobs = 0  # planner processes; 0 = one per core
+    # expert plans (problems/plan_generation.py): A* with LM-cut for this many seconds, then the fallback
+    config.data.expert_astar_seconds = 60.0
+    config.data.expert_fallback = "gbfs_ff"  # or "lama_first"
+    config.data.expert_fallback_seconds = 300.0
+    config.data.skip_unsolved = False  # train on the problems the expert solves (else one unsolved one stops)
+    # a root in the IPC layout: which training problems (positions among training/easy, problems/layout.py)
+    # are fitted on (train, validation) and which are left for selection (method/selection.py)
+    config.data.ipc_train = "1-29/2"
+    config.data.ipc_validation = "2-30/2"
+    config.data.ipc_selection = "40,50,60"
 
     config.model = ml_collections.ConfigDict()
     config.model.kind = "lstm"
@@ -65,6 +76,9 @@ def base() -> ml_collections.ConfigDict:
     config.xgb.early_stopping = 10
     config.xgb.multi_strategy = "one_output_per_tree"  # the paper's; or "multi_output_tree"
     config.xgb.n_jobs = 0  # CPU threads; 0 = all cores
+
+    config.ridge = ml_collections.ConfigDict()  # model.kind="ridge" (learning/ridge.py)
+    config.ridge.alphas = [1.0, 10.0, 100.0, 1000.0, 10000.0]  # strengths tried; the best on validation is kept
 
     config.decode = ml_collections.ConfigDict()
     config.decode.beam_width = 3
@@ -194,8 +208,9 @@ def ensemble_members(config: ml_collections.ConfigDict) -> list[tuple[str, str]]
     members: list[tuple[str, str]] = []
     for spec in (s.strip() for s in text.split(",") if s.strip()):
         kind, _, mode = spec.partition(":")
-        if kind not in MODEL_KINDS or mode not in MODES:
-            reason = f"'{spec}' is not kind:mode (kind one of {', '.join(MODEL_KINDS)}; mode one of {', '.join(MODES)})"
+        if kind not in TRANSITION_KINDS or mode not in MODES:
+            kinds, modes = ", ".join(TRANSITION_KINDS), ", ".join(MODES)
+            reason = f"'{spec}' is not kind:mode (kind one of {kinds}; mode one of {modes})"
         elif (kind, mode) in members or (kind, mode) == (config.model.kind, config.model.mode):
             reason = (
                 f"'{spec}' is already in the ensemble (the configured model is {config.model.kind}:{config.model.mode})"
@@ -305,7 +320,7 @@ def check(config: ml_collections.ConfigDict) -> None:
     """Refuse settings no model understands, before any work is done."""
     for name, value, allowed in (
         ("data.encoding", config.data.encoding, ENCODINGS),
-        ("model.kind", config.model.kind, MODEL_KINDS),
+        ("model.kind", config.model.kind, TRANSITION_KINDS),
         ("model.mode", config.model.mode, MODES),
         ("xgb.multi_strategy", config.xgb.multi_strategy, MULTI_STRATEGIES),
         ("value.kind", value_kind(config), VALUE_KINDS),

@@ -2,7 +2,7 @@
 
 A workdir holds:
 
-  checkpoint/       the model: an orbax checkpoint (LSTM) or checkpoint/model.ubj (XGBoost)
+  checkpoint/       the model: an orbax checkpoint (LSTM), checkpoint/model.ubj (XGBoost) or checkpoint/ridge.npz
   encoder.json      the state encoder the data was embedded with
   value.npz         the cost-to-go, if the config has one (learning/value.py; value_encoder.json: its own φ;
                     value_goal_paths.json: goal paths beside φ)
@@ -29,7 +29,7 @@ from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding.datasets import EmbeddedSplit
 from statecentric_jax.embedding.encoders import Encoder, load_encoder
 from statecentric_jax.errors import InputError
-from statecentric_jax.learning import lstm, value, xgb
+from statecentric_jax.learning import lstm, ridge, value, xgb
 from statecentric_jax.learning.transitions import TransitionModel
 
 CONFIG_FILE = "config.json"
@@ -42,6 +42,7 @@ TRAINING_FILE = "training.json"  # how the seeds were trained (together, or once
 _KINDS = {
     "lstm": lstm,
     "xgb": xgb,
+    "ridge": ridge,
 }  # each: fit(train, validation, mode, settings, seed), load(dir, dim, mode, settings)
 
 
@@ -117,12 +118,12 @@ def train_models(
     _check_data(config, train, validation, encoder)
     kind, mode, seeds = config.model.kind, config.model.mode, list(workdirs)
     start = time.perf_counter()
-    fitted: Sequence[tuple[lstm.LSTMModel | xgb.XGBModel, list[dict]]]
+    fitted: Sequence[tuple[lstm.LSTMModel | xgb.XGBModel | ridge.RidgeModel, list[dict]]]
     if kind == "lstm":
         fitted = lstm.fit_seeds(train, validation, mode, config[kind], seeds)
         how = {"trained_together_seeds": seeds}
-    else:  # without subsampling the booster does not use its seed
-        fitted = [xgb.fit(train, validation, mode, config[kind], seeds[0])] * len(seeds)
+    else:  # without subsampling the booster does not use its seed; ridge is exact
+        fitted = [_KINDS[kind].fit(train, validation, mode, config[kind], seeds[0])] * len(seeds)
         how = {"trained_once_for_seeds": seeds}
     cost_to_go = None  # does not depend on the seed: fitted once
     if config_lib.value_kind(config) == "ridge":

@@ -8,6 +8,8 @@ embedded datasets:
   <cache_dir>/datasets/<root id>/<domain>/<encoding>/...  (datasets)
   <cache_dir>/datasets/<root id>/<domain>/value-wl<k>-<multiset|set>[-<algorithm>-<graph>]/...  (a cost-to-go's own φ)
 
+A root in the IPC layout is read through its training view below `<cache_dir>/views/` (`resolved`).
+
 A run directory (`--workdir`) holds one seed per subfolder `seed<N>/` with the
 model, its encoder and `eval/<split>/`; finished seeds and splits are skipped
 when an experiment is run again. With `config.ensemble.members`, each seed also holds
@@ -35,7 +37,7 @@ from statecentric_jax.embedding.goal_paths import GoalPathEncoder
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import ensemble, train, value
 from statecentric_jax.method import aggregation, evaluation
-from statecentric_jax.problems import plan_generation
+from statecentric_jax.problems import layout, plan_generation
 
 TRAINING_SPLITS = ("train", "validation")
 EVALUATION_SPLITS = ("validation", "test-interpolation", "test-extrapolation")
@@ -59,6 +61,7 @@ def cache_dirs(config: ml_collections.ConfigDict) -> tuple[pathlib.Path, pathlib
 def prepare_data(config: ml_collections.ConfigDict) -> tuple[dict[str, datasets.EmbeddedSplit], Encoder]:
     """Plans (Fast Downward, cached) and embedded train/validation splits (cached)."""
     config_lib.check(config)  # fail before any work on a misspelt config
+    config = resolved(config)
     plans_dir, dataset_dir = cache_dirs(config)
     summary = plan_generation.generate_plans(
         config.data.pddl_root,
@@ -66,12 +69,17 @@ def prepare_data(config: ml_collections.ConfigDict) -> tuple[dict[str, datasets.
         domains=[config.data.domain],
         splits=TRAINING_SPLITS,
         jobs=config.data.jobs or None,
+        astar_time_limit=config.data.get("expert_astar_seconds", 60.0),
+        gbfs_time_limit=config.data.get("expert_fallback_seconds", 300.0),
+        fallback=config.data.get("expert_fallback", "gbfs_ff"),
     )
     logging.info("plans: %s", summary.report().splitlines()[-1])
-    if summary.failures:
+    if summary.failures and not (config.data.get("skip_unsolved", False) and not summary.split_failures):
         raise InputError(
             plans_dir, f"{len(summary.failures)} training problem(s) without a plan: {summary.failures[0]}"
         )
+    for failure in summary.failures:
+        logging.warning("left out, no expert plan: %s", failure)
     splits = datasets.build_dataset(
         config.data.pddl_root, plans_dir, config.data.domain, config.data.encoding, dataset_dir, TRAINING_SPLITS
     )
@@ -85,6 +93,7 @@ def prepare_value_data(config: ml_collections.ConfigDict) -> value.ValueData | N
     own, length = config_lib.value_embedding(config) == "own", config_lib.value_goal_paths(config)
     if not own and not length:
         return None
+    config = resolved(config)
     plans_dir, phi_dir = cache_dirs(config)  # φ: the transition model's, unless its own
     if own:
         settings = WLSettings(
@@ -112,10 +121,16 @@ def prepare_value_data(config: ml_collections.ConfigDict) -> value.ValueData | N
 
 
 def resolved(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
-    """A copy with absolute data paths, so the run it trains works from any working directory."""
+    """A copy with absolute data paths, so the run it trains works from any working directory. A root in
+    the IPC layout becomes its training view (`layout.training_view`, below the cache): from then on
+    every step sees train/validation/selection splits and no test problem."""
     config = config.copy_and_resolve_references()
     config.data.pddl_root = os.path.abspath(config.data.pddl_root)
     config.data.cache_dir = os.path.abspath(config.data.cache_dir)
+    if layout.is_ipc_layout(config.data.pddl_root, config.data.domain):
+        picks = {split: config.data.get(f"ipc_{split}", "") for split in layout.VIEW_SPLITS}
+        views = pathlib.Path(config.data.cache_dir) / "views"
+        config.data.pddl_root = str(layout.training_view(config.data.pddl_root, config.data.domain, picks, views))
     return config
 
 
