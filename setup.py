@@ -19,6 +19,7 @@ setup(
         "orbax-checkpoint>=0.12,<0.13",
         "pyperplan==2.1",
         "tqdm>=4.66",
+        "psutil>=5.9",  # the resident memory a decoding memory limit reads (search/limits.py)
         "up-fast-downward==1.0.0",
         "wlplan==2.1.0",
         "xgboost>=3.0,<4",

@@ -48,6 +48,7 @@ from statecentric_jax.atomic import write_text
 from statecentric_jax.cli import parse_floats, parse_ints, run_main
 from statecentric_jax.embedding.encoders import WL_ALGORITHMS, WL_GRAPHS
 from statecentric_jax.errors import InputError
+from statecentric_jax.learning import config as learning_config
 from statecentric_jax.learning.ensemble import load_run
 from statecentric_jax.learning.train import CONFIG_FILE
 from statecentric_jax.method import aggregation, pipeline
@@ -88,7 +89,7 @@ _VALUE_WL_ALGORITHM = flags.DEFINE_enum(
     "value_wl_algorithm", "wl", list(WL_ALGORITHMS), "wlplan algorithm of an own φ."
 )
 _VALUE_WL_VOCABULARY = flags.DEFINE_enum(
-    "value_wl_vocabulary", "plans", list(config_lib.WL_VOCABULARIES), "Colours of an own φ (value.wl_vocabulary)."
+    "value_wl_vocabulary", "plans", list(learning_config.WL_VOCABULARIES), "Colours of an own φ (value.wl_vocabulary)."
 )
 _VALUE_WL_GRAPH = flags.DEFINE_enum("value_wl_graph", "ilg", list(WL_GRAPHS), "wlplan graph of an own φ.")
 _VALUE_GOAL_PATHS = flags.DEFINE_integer(

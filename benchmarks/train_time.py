@@ -19,20 +19,18 @@ from absl import flags
 from benchmarks.common import load_line, print_header
 from statecentric_jax import config as config_lib
 from statecentric_jax.cli import run_main
+from statecentric_jax.embedding.config import ENCODINGS
+from statecentric_jax.learning.config import MODEL_KINDS, MULTI_STRATEGIES
 from statecentric_jax.learning.train import train_model
+from statecentric_jax.learning.transitions import MODES
 from statecentric_jax.method.pipeline import prepare_data
 from statecentric_jax.problems import layout
 
-ALL = [
-    "_".join(c)
-    for c in itertools.product(layout.DOMAINS, config_lib.ENCODINGS, config_lib.MODEL_KINDS, config_lib.MODES)
-]
+ALL = ["_".join(c) for c in itertools.product(layout.DOMAINS, ENCODINGS, MODEL_KINDS, MODES)]
 
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root (data/ or a paper-splits-like tree).")
 _CONFIGS = flags.DEFINE_list("configs", ALL, "Configurations <domain>_<encoding>_<model>_<mode> (default: all 32).")
-_STRATEGIES = flags.DEFINE_list(
-    "strategies", list(config_lib.MULTI_STRATEGIES), "XGBoost multi-output strategies to compare."
-)
+_STRATEGIES = flags.DEFINE_list("strategies", list(MULTI_STRATEGIES), "XGBoost multi-output strategies to compare.")
 _WORKDIR = flags.DEFINE_string("workdir", "runs/bench/train_time", "Where the trained models go.")
 _N_JOBS = flags.DEFINE_integer("n_jobs", 0, "XGBoost CPU threads (0: all cores).")
 _EPOCHS = flags.DEFINE_integer("epochs", None, "Override the LSTM epochs (default: the config's 250).")

@@ -47,6 +47,7 @@ from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import replace_atomically, write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import ensemble, train
+from statecentric_jax.method import config as method_config
 from statecentric_jax.method import pipeline
 from statecentric_jax.problems.domains import PAPER_ORDER
 from statecentric_jax.problems.fast_downward import ASTAR_LMCUT
@@ -137,8 +138,8 @@ def ingredients(config: ml_collections.ConfigDict, seed_dir: pathlib.Path) -> tu
     exploration = config.decode.get("exploration", "none")
     added = {
         "strategy": config.decode.get("strategy", "beam") != "beam",
-        "value": config_lib.value_kind(config) != "none",
-        "aggregation": config_lib.aggregates(config),
+        "value": config.value.kind != "none",
+        "aggregation": method_config.aggregates(config),
         "ensemble": (seed_dir / ensemble.ENSEMBLE_FILE).is_file(),
         "type exploration": exploration == "type",
         "preferred exploration": exploration == "preferred",
@@ -159,7 +160,7 @@ def collect(sweep_dir: str | os.PathLike, beyond: bool = False) -> list[Evaluati
     found: dict[tuple, Evaluation] = {}
     for seed_dir in sorted(sweep_dir.glob(f"*/seed*/{train.CONFIG_FILE}")):
         seed_dir = seed_dir.parent
-        config = train.read_config(seed_dir)
+        config = config_lib.read(seed_dir)
         added = ingredients(config, seed_dir)
         if added and not beyond:
             continue

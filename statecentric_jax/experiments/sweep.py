@@ -33,7 +33,9 @@ from tqdm import tqdm
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import open_for_append, write_text
+from statecentric_jax.embedding.config import ENCODINGS
 from statecentric_jax.errors import InputError
+from statecentric_jax.learning.config import MODEL_KINDS
 from statecentric_jax.learning.transitions import MODES
 from statecentric_jax.method import pipeline
 from statecentric_jax.problems import layout
@@ -44,8 +46,8 @@ CONFIG_FILE = "sweep_config.json"  # the resolved configuration a run's worker r
 TABLE1_CONFIGS = tuple(
     f"{domain}_{encoding}_{kind}_{mode}"
     for domain in layout.DOMAINS
-    for encoding in config_lib.ENCODINGS
-    for kind in config_lib.MODEL_KINDS
+    for encoding in ENCODINGS
+    for kind in MODEL_KINDS
     for mode in MODES
 )
 SWEEP_FILE = "sweep.json"
@@ -120,7 +122,8 @@ def run_config(config_json: str | os.PathLike, run_dir: str | os.PathLike, seeds
 
     Takes paths only, so a Ray task ships a few strings and the worker reads the shared filesystem.
     """
-    config = ml_collections.ConfigDict(json.loads(pathlib.Path(config_json).read_text(encoding="utf-8")))
+    stored = json.loads(pathlib.Path(config_json).read_text(encoding="utf-8"))
+    config = ml_collections.ConfigDict(config_lib.with_defaults(stored))
     return pipeline.run_experiment(config, run_dir, seeds=seeds)
 
 

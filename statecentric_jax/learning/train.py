@@ -24,11 +24,13 @@ from collections.abc import Mapping, Sequence
 import ml_collections
 from absl import logging
 
-from statecentric_jax import config as config_lib
+from statecentric_jax import sections
 from statecentric_jax.atomic import write_text
+from statecentric_jax.embedding import config as embedding_config
 from statecentric_jax.embedding.datasets import EmbeddedSplit
 from statecentric_jax.embedding.encoders import Encoder, load_encoder
 from statecentric_jax.errors import InputError
+from statecentric_jax.learning import config as learning_config
 from statecentric_jax.learning import lstm, ridge, value, xgb
 from statecentric_jax.learning.transitions import TransitionModel
 
@@ -114,7 +116,7 @@ def train_models(
     """One model per seed into its workdir, trained in one go: the LSTM's seeds together (`lstm.fit_seeds`);
     XGBoost, which ignores the seed, once, saved into every seed's workdir. `TRAINING_FILE` says which.
     The cost-to-go is fitted on `value_data` when it has an embedding of its own (`value.embedding=own`)."""
-    config_lib.check(config)
+    check(config)
     _check_data(config, train, validation, encoder)
     kind, mode, seeds = config.model.kind, config.model.mode, list(workdirs)
     start = time.perf_counter()
@@ -123,10 +125,11 @@ def train_models(
         fitted = lstm.fit_seeds(train, validation, mode, config[kind], seeds)
         how = {"trained_together_seeds": seeds}
     else:  # without subsampling the booster does not use its seed; ridge is exact
-        fitted = [_KINDS[kind].fit(train, validation, mode, config[kind], seeds[0])] * len(seeds)
+        settings = learning_config.model_settings(config)
+        fitted = [_KINDS[kind].fit(train, validation, mode, settings, seeds[0])] * len(seeds)
         how = {"trained_once_for_seeds": seeds}
     cost_to_go = None  # does not depend on the seed: fitted once
-    if config_lib.value_kind(config) == "ridge":
+    if config.value.kind == "ridge":
         cost_to_go, value_fit = fit_cost_to_go(config, train, validation, value_data)
         logging.info("cost-to-go: %s", value_fit)
     seconds = time.perf_counter() - start
@@ -147,7 +150,7 @@ def fit_cost_to_go(
 ) -> tuple[value.RidgeCostToGo, dict]:
     """The configured cost-to-go, on the transition model's embedded splits or on its own (`value_data`: its
     own φ, or goal paths beside φ)."""
-    if config_lib.value_embedding(config) != "own" and not config_lib.value_goal_paths(config):
+    if not learning_config.own_value_embedding(config) and not learning_config.value_goal_paths(config):
         return value.fit(train, validation, config.value.alpha, config.value.features)
     if value_data is None:
         raise InputError(None, "config value.embedding='own' or value.goal_paths needs its data: prepare_value_data")
@@ -187,16 +190,27 @@ def _write(
     return result
 
 
+def check(config: ml_collections.ConfigDict) -> None:
+    """Refuse data or model settings training does not understand."""
+    embedding_config.check(config)
+    learning_config.check(config)
+
+
 def read_config(workdir: str | os.PathLike) -> ml_collections.ConfigDict:
-    """The resolved config of a finished training run."""
+    """The resolved config of a finished training run, with the settings of the sections training reads that
+    were added since it was written at their defaults (`statecentric_jax.config.read` completes the rest)."""
     path = pathlib.Path(workdir) / CONFIG_FILE
     if not path.is_file():
         raise InputError(
             workdir, f"not a trained model: no {CONFIG_FILE} (wrong directory, or training did not finish)"
         )
     try:
-        config = ml_collections.ConfigDict(json.loads(path.read_text(encoding="utf-8")))
-        config_lib.check(config)
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        missing = [name for name in sections.ALWAYS_STORED if name not in stored]
+        if missing:
+            raise InputError(path, f"corrupt config: no {', '.join(missing)}")
+        config = ml_collections.ConfigDict(sections.with_defaults(stored, learning_config.defaults()))
+        check(config)
     except InputError as e:
         raise InputError(path, e.reason) from None
     except (OSError, UnicodeDecodeError, ValueError, AttributeError, KeyError, TypeError) as e:
@@ -213,7 +227,8 @@ def load_model(workdir: str | os.PathLike, domain: str | None = None, encoding: 
             raise InputError(workdir, f"model was trained for {name} '{have}', not '{want}'")
     encoder = load_encoder(workdir / ENCODER_FILE, domain=config.data.domain, kind=config.data.encoding)
     kind = config.model.kind
-    model = _KINDS[kind].load(workdir / CHECKPOINT_DIR, encoder.dim, config.model.mode, config[kind])
-    own, goal_paths = config_lib.value_embedding(config) == "own", config_lib.value_goal_paths(config) > 0
-    cost_to_go = value.load(workdir, own, goal_paths) if config_lib.value_kind(config) != "none" else None
+    settings = learning_config.model_settings(config)
+    model = _KINDS[kind].load(workdir / CHECKPOINT_DIR, encoder.dim, config.model.mode, settings)
+    own, goal_paths = learning_config.own_value_embedding(config), learning_config.value_goal_paths(config) > 0
+    cost_to_go = value.load(workdir, own, goal_paths) if config.value.kind != "none" else None
     return LoadedModel(model, encoder, config, cost_to_go)

@@ -72,6 +72,7 @@ from statecentric_jax.embedding import datasets
 from statecentric_jax.embedding.datasets import EmbeddedSplit, trajectories_path
 from statecentric_jax.embedding.encoders import Encoder, WLEncoder
 from statecentric_jax.learning import train, value
+from statecentric_jax.method import config as method_config
 from statecentric_jax.method.evaluation import cost_to_go_for
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
@@ -92,7 +93,7 @@ class _Capped(Exception):
 
 def _guard(split: str) -> None:
     """The planner never sees a test problem: only train and validation problems are aggregated."""
-    if split not in config_lib.AGGREGATION_SPLITS:
+    if split not in method_config.AGGREGATION_SPLITS:
         raise ValueError(f"expert data aggregation never plans for the '{split}' split (test problems stay unseen)")
 
 
@@ -142,8 +143,8 @@ def _stale(workdir: pathlib.Path, summary: dict) -> bool:
 
 def _round_indices(config: ml_collections.ConfigDict) -> list[int]:
     """The configured rounds in order: 0 (other optimal plans, random-walk states) when configured, then 1..rounds."""
-    first = 0 if config_lib.alternative_plans(config) or config_lib.random_walks(config) else 1
-    return list(range(first, config_lib.aggregation_rounds(config) + 1))
+    first = 0 if config.aggregation.alternative_plans or config.aggregation.random_walks else 1
+    return list(range(first, config.aggregation.rounds + 1))
 
 
 def pending(config: ml_collections.ConfigDict, workdir: str | os.PathLike) -> bool:
@@ -261,7 +262,7 @@ def _decode_splits(config: ml_collections.ConfigDict, workdir: pathlib.Path, pla
     domain = config.data.domain
     domain_file = layout.domain_file(config.data.pddl_root, domain).resolve()
     decoded = []
-    for split in config_lib.aggregation_splits(config):
+    for split in method_config.aggregation_splits(config):
         _guard(split)
         files = layout.problem_files(config.data.pddl_root, domain, split)
         tasks = [load_task(domain_file, p.resolve()) for p in files]
@@ -324,7 +325,9 @@ def _collect(
     start = time.perf_counter()
     planner = _Planner(workdir, round_index, config.aggregation)
     decoded = _decode_splits(config, workdir, plans_dir)
-    order = sorted(decoded, key=lambda d: (d.solved, config_lib.AGGREGATION_SPLITS.index(d.split), d.task.problem_file))
+    order = sorted(
+        decoded, key=lambda d: (d.solved, method_config.AGGREGATION_SPLITS.index(d.split), d.task.problem_file)
+    )
     deviations, analysed = 0, 0
     for item in order:
         try:
@@ -337,7 +340,7 @@ def _collect(
     trajectories = [
         _trajectory(r, tasks[r["source_file"]], round_index) for r in records if r["status"] == "solved" and r["plan"]
     ]
-    splits = config_lib.aggregation_splits(config)
+    splits = method_config.aggregation_splits(config)
     decoded_counts = {s: sum(d.split == s for d in decoded) for s in splits}
     solved = {s: sum(d.split == s and d.solved for d in decoded) for s in splits}
     counts = {"decoded": decoded_counts, "solved": solved, "analysed": analysed, "deviations": deviations}
@@ -449,9 +452,9 @@ def _collect_round0(config: ml_collections.ConfigDict, workdir: pathlib.Path, pl
     planner = _Planner(workdir, 0, config.aggregation)
     domain = config.data.domain
     domain_file = layout.domain_file(config.data.pddl_root, domain).resolve()
-    splits = config_lib.aggregation_splits(config)
+    splits = method_config.aggregation_splits(config)
     trajectories: list[dict] = []
-    analysed, wanted, walks = 0, config_lib.alternative_plans(config), config_lib.random_walks(config)
+    analysed, wanted, walks = 0, config.aggregation.alternative_plans, config.aggregation.random_walks
     try:
         for split in splits:
             _guard(split)
@@ -463,7 +466,7 @@ def _collect_round0(config: ml_collections.ConfigDict, workdir: pathlib.Path, pl
                 if wanted and record["problem"] in optimal:  # other plans of the expert's length, if optimal
                     trajectories += _alternatives(planner, split, task, expert, record["plan"], wanted)
                 if walks:
-                    trajectories += _random_walks(planner, split, task, expert, walks, config_lib.walk_steps(config))
+                    trajectories += _random_walks(planner, split, task, expert, walks, config.aggregation.walk_steps)
                 analysed += 1
     except _Capped:
         pass
@@ -540,10 +543,10 @@ def _retrain(
         for record in read_trajectories(workdir / AGGREGATION_DIR / f"round{k}" / "trajectories.jsonl")
     ]
     if value_data is not None:
-        if value_data.own and config_lib.value_wl_vocabulary(config) == "fitted" and records:
+        if value_data.own and config.value.wl_vocabulary == "fitted" and records:
             value_data = _own_phi_fitted(config, plans_dir, value_data, records)
         value_data = dataclasses.replace(value_data, train=_extended(value_data.train, records, value_data.encoder))
-    if config_lib.aggregation_retrain(config) == "value":
+    if config.aggregation.retrain == "value":
         # the transition model's embedding of the new data is read only by a cost-to-go without data of its own
         extended = splits["train"] if value_data is not None else _extended(splits["train"], records, encoder)
         cost_to_go, fitted = train.fit_cost_to_go(config, extended, splits["validation"], value_data)

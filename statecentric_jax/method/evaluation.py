@@ -153,7 +153,7 @@ def run_fingerprint(workdir: pathlib.Path, settings: DecodeConfig, member_dirs: 
         for p in folder.rglob("*"):
             if p.is_file() and not NOT_READ_BY_DECODING & {*p.relative_to(folder).parts}:
                 named[p.relative_to(workdir) if folder == workdir else p] = p
-    decisive = {k: v for k, v in dataclasses.asdict(settings).items() if k != "max_in_flight"}
+    decisive = settings.identity()
     return _digest(
         *(f"{name}".encode() + _decisive_bytes(named[name]) for name in sorted(named)), json.dumps(decisive).encode()
     )

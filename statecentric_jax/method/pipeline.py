@@ -31,10 +31,12 @@ from absl import logging
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
+from statecentric_jax.embedding import config as embedding_config
 from statecentric_jax.embedding import datasets
 from statecentric_jax.embedding.encoders import Encoder, WLSettings
 from statecentric_jax.embedding.goal_paths import GoalPathEncoder
 from statecentric_jax.errors import InputError
+from statecentric_jax.learning import config as learning_config
 from statecentric_jax.learning import ensemble, train, value
 from statecentric_jax.method import aggregation, evaluation
 from statecentric_jax.problems import layout, plan_generation
@@ -69,12 +71,12 @@ def prepare_data(config: ml_collections.ConfigDict) -> tuple[dict[str, datasets.
         domains=[config.data.domain],
         splits=TRAINING_SPLITS,
         jobs=config.data.jobs or None,
-        astar_time_limit=config.data.get("expert_astar_seconds", 60.0),
-        gbfs_time_limit=config.data.get("expert_fallback_seconds", 300.0),
-        fallback=config.data.get("expert_fallback", "gbfs_ff"),
+        astar_time_limit=embedding_config.extra(config, "expert_astar_seconds"),
+        gbfs_time_limit=embedding_config.extra(config, "expert_fallback_seconds"),
+        fallback=embedding_config.extra(config, "expert_fallback"),
     )
     logging.info("plans: %s", summary.report().splitlines()[-1])
-    if summary.failures and not (config.data.get("skip_unsolved", False) and not summary.split_failures):
+    if summary.failures and not (embedding_config.extra(config, "skip_unsolved") and not summary.split_failures):
         raise InputError(
             plans_dir, f"{len(summary.failures)} training problem(s) without a plan: {summary.failures[0]}"
         )
@@ -90,7 +92,7 @@ def prepare_value_data(config: ml_collections.ConfigDict) -> value.ValueData | N
     """The train/validation splits embedded as a cost-to-go with its own φ (cached) or with goal paths beside
     φ reads them; None for one that reads the transition model's splits. Call after `prepare_data`, which
     makes the plans (and the transition model's encoder)."""
-    own, length = config_lib.value_embedding(config) == "own", config_lib.value_goal_paths(config)
+    own, length = learning_config.own_value_embedding(config), learning_config.value_goal_paths(config)
     if not own and not length:
         return None
     config = resolved(config)
@@ -99,8 +101,8 @@ def prepare_value_data(config: ml_collections.ConfigDict) -> value.ValueData | N
         settings = WLSettings(
             iterations=config.value.wl_iterations,
             multiset_hash=config.value.wl_multiset_hash,
-            algorithm=config_lib.value_wl_algorithm(config),
-            graph=config_lib.value_wl_graph(config),
+            algorithm=config.value.wl_algorithm,
+            graph=config.value.wl_graph,
         )
         hashing = "multiset" if settings.multiset_hash else "set"
         graph = (settings.algorithm, settings.graph)
@@ -128,7 +130,7 @@ def resolved(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     config.data.pddl_root = os.path.abspath(config.data.pddl_root)
     config.data.cache_dir = os.path.abspath(config.data.cache_dir)
     if layout.is_ipc_layout(config.data.pddl_root, config.data.domain):
-        picks = {split: config.data.get(f"ipc_{split}", "") for split in layout.VIEW_SPLITS}
+        picks = {split: embedding_config.extra(config, f"ipc_{split}") for split in layout.VIEW_SPLITS}
         views = pathlib.Path(config.data.cache_dir) / "views"
         config.data.pddl_root = str(layout.training_view(config.data.pddl_root, config.data.domain, picks, views))
     return config
@@ -157,14 +159,14 @@ def build_ensembles(config: ml_collections.ConfigDict, seed_dirs: Mapping[int, p
     """Each seed's ensemble (`config.ensemble.members`), resumed: the members a seed lacks are trained,
     every seed of a member in one go, then `ensemble.json` names the seed's model and its members.
     Without members a seed has no `ensemble.json`: the config says whether a run is an ensemble."""
-    members = config_lib.ensemble_members(config)
+    members = learning_config.ensemble_members(config)
     if not members:
         for seed_dir in seed_dirs.values():
             (seed_dir / ensemble.ENSEMBLE_FILE).unlink(missing_ok=True)
         return
     data: tuple[dict[str, datasets.EmbeddedSplit], Encoder] | None = None  # prepared once, if needed
     for kind, mode in members:
-        member = config_lib.ensemble_member(config, kind, mode)
+        member = learning_config.ensemble_member(config, kind, mode)
         dirs = {seed: member_dir(seed_dir, kind, mode) for seed, seed_dir in seed_dirs.items()}
         todo = {seed: path for seed, path in dirs.items() if not _trained(member, seed, path)}
         if todo:
@@ -185,7 +187,7 @@ def _trained(config: ml_collections.ConfigDict, seed: int, seed_dir: pathlib.Pat
     """Whether `seed_dir` holds a finished run of `config` with `seed`; refuses a run of another config."""
     if not (seed_dir / train.CONFIG_FILE).exists():  # written last: training finished
         return False
-    if not config_lib.same_run(train.read_config(seed_dir), _seed_config(config, seed)):
+    if not config_lib.same_run(config_lib.read(seed_dir), _seed_config(config, seed)):
         raise InputError(seed_dir, "holds a run of another configuration; use a fresh --workdir")
     return True
 

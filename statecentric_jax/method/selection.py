@@ -118,7 +118,7 @@ def _score(results: list[dict]) -> tuple[int, int, int]:
 
 def _train(config: ml_collections.ConfigDict, run_dir: pathlib.Path) -> None:
     """Train (resumed) one candidate's run."""
-    if (run_dir / train.CONFIG_FILE).exists() and config_lib.same_run(train.read_config(run_dir), config):
+    if (run_dir / train.CONFIG_FILE).exists() and config_lib.same_run(config_lib.read(run_dir), config):
         logging.info("selection: %s already trained", run_dir.name)
         pipeline.aggregate(config, run_dir)  # a run killed during aggregation goes on
         return
@@ -204,7 +204,7 @@ def _publish(source: pathlib.Path, config: ml_collections.ConfigDict, run_dir: p
     (its decoding settings included) written last, as training writes it."""
     shutil.rmtree(run_dir, ignore_errors=True)
     shutil.copytree(source, run_dir, ignore=shutil.ignore_patterns("eval", train.CONFIG_FILE))
-    stored = train.read_config(source)
+    stored = config_lib.read(source)
     for dotted in DECODE_FIELDS:
         section, name = dotted.split(".")
         stored[section][name] = config[section][name]

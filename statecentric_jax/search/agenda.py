@@ -65,6 +65,7 @@ class Agenda:
             steps=self.steps,
             seconds=time.perf_counter() - self.started,
             outcome=result.outcome,
+            expanded=self.expanded,
         )
 
     def stage_config(self, config: DecodeConfig) -> DecodeConfig | None:

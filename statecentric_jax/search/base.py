@@ -33,6 +33,8 @@ class Outcome(str, enum.Enum):
     HORIZON = "horizon"
     DEAD_END = "dead end"
     BUDGET = "budget"
+    TIMEOUT = "timeout"  # decode.time_limit reached
+    MEMORY = "memory"  # decode.memory_limit_mb reached
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +52,8 @@ class DecodeConfig:
     exploration: Exploration = "none"  # best-first with a cost-to-go: every other expansion from a second queue
     goal_agenda: int = 0  # decode in stages, each with this many more goals (search/agenda.py); 0: the whole goal
     action_elimination: bool = False  # drop the steps a solved plan does not need (planning/elimination.py)
+    time_limit: float = 0.0  # seconds per problem, checked between expansions (outcome "timeout"); 0: none
+    memory_limit_mb: int = 0  # the process's resident memory (outcome "memory", search/limits.py); 0: none
 
     def __post_init__(self) -> None:
         scoring.check_metric(self.metric)
@@ -62,6 +66,8 @@ class DecodeConfig:
             "value_weight": 0,
             "path_weight": 0,
             "goal_agenda": 0,
+            "time_limit": 0,
+            "memory_limit_mb": 0,
         }
         for name, least in minimum.items():
             if not getattr(self, name) >= least:
@@ -76,6 +82,16 @@ class DecodeConfig:
             )
         if self.exploration == "greedy" and self.path_weight == 0:
             raise InputError(None, "exploration 'greedy' drops the path term: it needs decode.path_weight > 0")
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide a problem's result (for result caches): all but `max_in_flight`, and
+        the resource limits only where set, so that results stored before they existed keep their key."""
+        settings = dataclasses.asdict(self)
+        del settings["max_in_flight"]
+        for limit in ("time_limit", "memory_limit_mb"):
+            if not settings[limit]:
+                del settings[limit]
+        return settings
 
     def horizon(self, task: Task) -> int:
         """T_max = max(100, 10·|O|) with the paper's constants."""
@@ -92,6 +108,7 @@ class DecodeResult:
     steps: int
     seconds: float
     outcome: str  # an Outcome value, or "cannot encode: <reason>"
+    expanded: int = 0  # nodes expanded
 
 
 @dataclasses.dataclass(eq=False)
@@ -135,6 +152,7 @@ def finish(inst: Instance, outcome: Outcome, node: Node | None) -> DecodeResult:
         steps=inst.steps,
         seconds=time.perf_counter() - inst.started,
         outcome=outcome.value,
+        expanded=inst.expanded,
     )
 
 

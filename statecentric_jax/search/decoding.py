@@ -28,6 +28,7 @@ from statecentric_jax.planning.tasks import Task
 from statecentric_jax.search.agenda import Agenda
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, Instance, Outcome, collector_paused, finish, start
 from statecentric_jax.search.expander import CostToGo, DecodeStats, Expander
+from statecentric_jax.search.limits import Limits
 from statecentric_jax.search.strategies import Strategy, make_strategy
 
 StrategyFactory = Callable[[DecodeConfig, Instance, bool], Strategy]
@@ -84,6 +85,7 @@ def decode(
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="model") as model_thread:
         expander = Expander(model, encoder, config.metric, stats, model_thread, cost_to_go)
+        limits = Limits(config)
         pending = collections.deque(range(len(tasks)))
         active: list = []  # (instance, strategy, agenda)
         while pending or active:
@@ -100,11 +102,19 @@ def decode(
             grouped: list[list] = [[] for _ in active]
             for k, expansion in zip(owner, expansions):
                 grouped[k].append(expansion)
+            heaviest = None  # over the memory limit: the live problem that expanded the most ends
+            if limits.memory_exceeded(len(expansions)) and active:
+                heaviest = max(active, key=lambda live: live[0].expanded + live[2].expanded)
             still_active = []
-            for (inst, strategy, agenda), mine in zip(active, grouped):
+            for live, mine in zip(active, grouped):
+                inst, strategy, agenda = live
                 inst.steps += 1
                 inst.expanded += len(mine)
                 stop = strategy.update(mine)
+                if stop is None and live is heaviest:
+                    stop = Outcome.MEMORY, None
+                elif stop is None and limits.timed_out(agenda.started):
+                    stop = Outcome.TIMEOUT, None
                 if stop is None:
                     still_active.append((inst, strategy, agenda))
                     continue

@@ -4,11 +4,13 @@ import dataclasses
 import json
 import pathlib
 
+import ml_collections
 import numpy as np
 import pytest
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
+from statecentric_jax.learning import config as learning_config
 from statecentric_jax.learning import ensemble, train
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.search.base import DecodeConfig
@@ -125,14 +127,14 @@ def test_bad_ensemble_members_are_refused(members, rounds, reason):
 
 
 def test_ensembles_are_off_in_the_papers_configs():
-    for kind in config_lib.MODEL_KINDS:
-        assert config_lib.ensemble_members(config_lib.table1("blocks", "wl", kind, "state")) == []
-    config = config_lib.base()
-    del config["ensemble"]  # a run trained before ensembles existed
-    assert config_lib.ensemble_members(config) == []
+    for kind in learning_config.MODEL_KINDS:
+        assert learning_config.ensemble_members(config_lib.table1("blocks", "wl", kind, "state")) == []
+    old = json.loads(config_lib.base().to_json())
+    del old["ensemble"]  # a run trained before ensembles existed
+    assert learning_config.ensemble_members(ml_collections.ConfigDict(config_lib.with_defaults(old))) == []
     config = config_lib.table1("blocks", "wl", "xgb", "delta")
     config.ensemble.members = " lstm:state ,xgb:state"
-    member = config_lib.ensemble_member(config, "lstm", "state")
-    assert config_lib.ensemble_members(config) == [("lstm", "state"), ("xgb", "state")]
+    member = learning_config.ensemble_member(config, "lstm", "state")
+    assert learning_config.ensemble_members(config) == [("lstm", "state"), ("xgb", "state")]
     assert (member.model.kind, member.model.mode, member.ensemble.members) == ("lstm", "state", "")
     assert config.model.kind == "xgb"  # the run's own config is left as it was

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from statecentric_jax import config as config_lib
+from statecentric_jax.learning import config as learning_config
 from statecentric_jax.learning import lstm, transitions, xgb
 from tests import synthetic
 
@@ -223,7 +224,7 @@ def test_xgb_early_stopping_keeps_the_best_round():
     assert model.size()["rounds"] == best + 1
 
 
-@pytest.mark.parametrize("strategy", config_lib.MULTI_STRATEGIES)
+@pytest.mark.parametrize("strategy", learning_config.MULTI_STRATEGIES)
 def test_xgb_strategies_same_seed_same_predictions(strategy):
     settings = small_settings().xgb
     settings.multi_strategy = strategy

@@ -5,6 +5,7 @@ import pytest
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
+from statecentric_jax.learning import config as learning_config
 from statecentric_jax.learning import ridge, train
 from tests import synthetic
 
@@ -22,7 +23,7 @@ def primal_ridge(x: np.ndarray, y: np.ndarray, alpha: float):
 
 @pytest.mark.parametrize("mode", ["delta", "state"])
 def test_dual_fit_is_the_primal_ridge_solution(mode):
-    settings = config_lib.base().ridge
+    settings = learning_config.ridge()
     settings.alphas = [0.5, 5.0]
     model, history = ridge.fit(TRAIN, VALIDATION, mode, settings, seed=0)
     x, y = ridge.rows(TRAIN, mode)
@@ -42,7 +43,7 @@ def test_dual_fit_is_the_primal_ridge_solution(mode):
 
 
 def test_only_varying_outputs_are_stored_and_the_others_are_their_mean():
-    model, _ = ridge.fit(TRAIN, VALIDATION, "delta", config_lib.base().ridge, seed=0)
+    model, _ = ridge.fit(TRAIN, VALIDATION, "delta", learning_config.ridge(), seed=0)
     _, y = ridge.rows(TRAIN, "delta")
     varying = np.flatnonzero(y.max(axis=0) > y.min(axis=0))
     assert model.outputs.tolist() == varying.tolist()
@@ -55,7 +56,7 @@ def test_trained_workdir_loads_the_same_predictions(tmp_path, monkeypatch):
     config.data.domain, config.model.kind = "toy", "ridge"
     train.train_model(config, TRAIN, VALIDATION, synthetic.FakeEncoder("toy"), tmp_path)
     loaded = train.load_model(tmp_path).model
-    fitted, _ = ridge.fit(TRAIN, VALIDATION, "delta", config.ridge, seed=0)
+    fitted, _ = ridge.fit(TRAIN, VALIDATION, "delta", learning_config.ridge(), seed=0)
     x_val, _ = ridge.rows(VALIDATION, "delta")
     np.testing.assert_allclose(loaded.outputs_of(x_val), fitted.outputs_of(x_val), rtol=1e-5, atol=1e-5)
     (tmp_path / "checkpoint" / ridge.MODEL_FILE).write_bytes(b"not a model")
@@ -64,7 +65,7 @@ def test_trained_workdir_loads_the_same_predictions(tmp_path, monkeypatch):
 
 
 def test_non_positive_strength_is_refused():
-    settings = config_lib.base().ridge
+    settings = learning_config.ridge()
     settings.alphas = [0.0]
     with pytest.raises(InputError, match="ridge.alphas"):
         ridge.fit(TRAIN, VALIDATION, "delta", settings, seed=0)

@@ -1,6 +1,5 @@
-"""Training into a workdir and loading it back: files, selection, refusals, config files."""
+"""Training into a workdir and loading it back: files, selection, refusals."""
 
-import importlib.util
 import json
 import pathlib
 
@@ -11,7 +10,6 @@ import pytest
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import lstm, train, transitions, xgb
-from statecentric_jax.problems.domains import DOMAINS
 from tests import synthetic
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -118,47 +116,6 @@ def test_data_of_another_domain_or_dimension_is_refused(tmp_path):
     config.model.mode = "residual"
     with pytest.raises(InputError, match="model.mode='residual'"):
         train.train_model(config, TRAIN, VALIDATION, synthetic.FakeEncoder(), tmp_path)
-
-
-def load_config_file(path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.get_config()
-
-
-def test_one_config_file_per_table1_configuration():
-    files = sorted((REPO / "configs").glob("*_*_*_*.py"))
-    assert len(files) == 4 * 2 * 2 * 2
-    for path in files:
-        config = load_config_file(path)
-        assert path.stem == "_".join([config.data.domain, config.data.encoding, config.model.kind, config.model.mode])
-        config_lib.check(config)
-    assert load_config_file(REPO / "configs" / "base.py").to_dict() == config_lib.base().to_dict()
-
-
-def test_one_recommended_config_per_domain_beside_the_paper_one():
-    """configs/<domain>_best.py: valid, opt-in only through fields the paper's config leaves off."""
-    for domain in DOMAINS:
-        config = load_config_file(REPO / "configs" / f"{domain}_best.py")
-        config_lib.check(config)
-        paper = config_lib.table1(domain, "wl", "xgb", "delta")
-        assert (paper.value.kind, paper.decode.strategy) == ("none", "beam")
-        assert (config.value.kind, config.decode.strategy) == ("ridge", "best_first")
-        settings = config_lib.BEST[domain]
-        assert config.decode.value_weight == settings.value_weight
-        assert config.decode.budget == settings.budget
-        assert config.decode.path_weight == settings.path_weight and paper.decode.path_weight == 0.0
-        assert config.aggregation.rounds == settings.aggregation_rounds
-        assert config_lib.random_walks(config) == settings.random_walks and config_lib.random_walks(paper) == 0
-        assert config_lib.aggregation_retrain(config) == "value" and paper.aggregation.rounds == 0
-        assert (config.value.embedding == "own") == (settings.value_wl_iterations > 0)
-        assert config_lib.value_goal_paths(config) == settings.value_goal_paths
-        assert paper.value.goal_paths == 0  # the paper's cost-to-go-free config leaves it off
-        # the README's strategy-only ablation
-        config.value.kind, config.aggregation.rounds, config.aggregation.random_walks = "none", 0, 0
-        config_lib.check(config)
-        assert config.model.to_dict() == paper.model.to_dict() and config.data.to_dict() == paper.data.to_dict()
 
 
 @pytest.mark.parametrize("kind", ["lstm", "xgb"])

@@ -1,5 +1,6 @@
 """Plan decoding: oracle models reproduce known plans; batching changes nothing."""
 
+import dataclasses
 import threading
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.search import limits
 from statecentric_jax.search.base import DecodeConfig
 from statecentric_jax.search.decoding import decode
 from statecentric_jax.search.sequential import decode_sequential
@@ -182,3 +184,26 @@ def test_model_runs_beside_the_embedding_and_its_errors_surface(tasks):
     assert plans == [r.plan for r in decode_sequential(tasks, model, encoder, config)]
     with pytest.raises(RuntimeError, match="model broke"):
         decode(tasks, _ThreadRecordingModel(encoder.dim, fail=True), encoder, config)
+
+
+def test_time_limit_ends_a_problem_as_timeout_with_its_expansions(towers):
+    encoder = AtomEncoder()
+    config = DecodeConfig(strategy="best_first", budget=10_000, horizon_base=50)
+    unlimited = decode(towers, ConstantModel(encoder.dim), encoder, config)
+    assert all(r.expanded > 1 for r in unlimited)
+    limited = decode(towers, ConstantModel(encoder.dim), encoder, dataclasses.replace(config, time_limit=1e-9))
+    assert [(r.outcome, r.solved, r.plan, r.expanded) for r in limited] == [("timeout", False, [], 1)] * len(towers)
+
+
+def test_memory_limit_ends_the_largest_problem_first_as_memory(towers, monkeypatch):
+    monkeypatch.setattr(limits, "MEMORY_CHECK_EXPANSIONS", 3)  # a check after the second round of two expansions
+    encoder = AtomEncoder()
+    config = DecodeConfig(strategy="best_first", budget=10_000, horizon_base=50, memory_limit_mb=1)
+    results = decode(towers, ConstantModel(encoder.dim), encoder, config)
+    assert [(r.outcome, r.solved) for r in results] == [("memory", False)] * len(towers)
+    assert [r.expanded for r in results] == [2, 5]  # checks after 4 and 3 more expansions; ties: the first
+
+
+def test_resource_limits_enter_a_result_key_only_where_set():
+    assert "time_limit" not in DecodeConfig().identity() and "max_in_flight" not in DecodeConfig().identity()
+    assert DecodeConfig(time_limit=60, memory_limit_mb=8000).identity()["memory_limit_mb"] == 8000

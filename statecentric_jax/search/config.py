@@ -1,0 +1,40 @@
+"""The `decode` section of a run's config: how a trained model is decoded into plans. Its defaults are
+`base.DecodeConfig`'s (the paper's beam search); see `statecentric_jax/sections.py`."""
+
+from __future__ import annotations
+
+import ml_collections
+
+from statecentric_jax.search.base import DecodeConfig, decode_config
+
+# the DecodeConfig fields a run's config sets (the metric follows the model's mode; max_in_flight bounds memory)
+SETTINGS = (
+    "beam_width",
+    "horizon_base",
+    "horizon_per_object",
+    "strategy",
+    "budget",
+    "priority",
+    "value_weight",
+    "path_weight",
+    "exploration",
+    "goal_agenda",
+    "action_elimination",
+)
+
+
+def decode() -> ml_collections.ConfigDict:
+    """The paper's decoder. strategy: see search/strategies.py; budget: node expansions per problem (all
+    strategies but beam); priority, value_weight, path_weight, exploration: best-first's order; goal_agenda:
+    decode in stages with this many more goals each (search/agenda.py), 0: off; action_elimination: drop
+    the steps a plan does not need (planning/elimination.py)."""
+    defaults = DecodeConfig()
+    section = ml_collections.ConfigDict()
+    for name in SETTINGS:
+        setattr(section, name, getattr(defaults, name))
+    return section
+
+
+def check(config: ml_collections.ConfigDict) -> None:
+    """Refuse a decode setting the search does not know."""
+    decode_config(config)
