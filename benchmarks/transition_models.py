@@ -6,7 +6,7 @@ the successor nearest the prediction.
         --domain=miconic --train=1-86/5 --validation=4-89/10 --models=ridge,xgb:one_output_per_tree:1,lstm:5
 
 `--train` / `--validation` pick IPC training problems (problems/layout.py); plans and embeddings come
-from the data cache like training's. A model is `ridge`, `xgb:<multi_strategy>:<rounds>` (no early
+from the data cache like training's. A model is `ridge[:<rank>]`, `xgb:<multi_strategy>:<rounds>` (no early
 stopping: the time per round is what is measured) or `lstm:<epochs>`. "nearest" counts, over the
 validation split's transitions, the share where the expert's next state is the successor nearest the
 prediction (ties shared); `zero` predicts no change.
@@ -31,7 +31,7 @@ _PDDL_ROOT = flags.DEFINE_string("pddl_root", None, "A PDDL root in the IPC layo
 _DOMAIN = flags.DEFINE_string("domain", None, "The domain.")
 _TRAIN = flags.DEFINE_string("train", "1-86/5", "Training problems fitted on (positions, layout.parse_picks).")
 _VALIDATION = flags.DEFINE_string("validation", "4-89/10", "Training problems validated on.")
-_MODELS = flags.DEFINE_list("models", ["ridge"], "ridge, xgb:<multi_strategy>:<rounds>, lstm:<epochs>.")
+_MODELS = flags.DEFINE_list("models", ["ridge"], "ridge[:<rank>], xgb:<multi_strategy>:<rounds>, lstm:<epochs>.")
 _CACHE = flags.DEFINE_string("cache_dir", "runs/cache", "The data cache.")
 flags.mark_flags_as_required(["pddl_root", "domain"])
 
@@ -47,7 +47,9 @@ class _NoChange:
 def _fit(spec: str, train, validation):
     kind, *args = spec.split(":")
     if kind == "ridge":
-        model, history = ridge.fit(train, validation, "delta", learning_config.ridge(), 0)
+        settings = learning_config.ridge()
+        settings.rank = int(args[0]) if args else settings.rank
+        model, history = ridge.fit(train, validation, "delta", settings, 0)
         return model, f"alpha {model.alpha:g}, size {model.size()}", history
     if kind == "xgb":
         settings = learning_config.xgb()

@@ -58,6 +58,7 @@ def ridge() -> ml_collections.ConfigDict:
     """model.kind="ridge" (learning/ridge.py); absent from the paper's configs (`model_settings`)."""
     section = ml_collections.ConfigDict()
     section.alphas = [1.0, 10.0, 100.0, 1000.0, 10000.0]  # strengths tried; the best on validation is kept
+    section.rank = 64  # the dual coefficients' rank kept (truncated SVD): the prediction's cost; 0: exact
     return section
 
 

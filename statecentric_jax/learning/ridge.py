@@ -6,11 +6,15 @@ matrix of the (sparse) inputs, shared by every ridge strength, and a prediction 
 with the n training inputs and one with the n x c dual coefficients, where c counts the output
 colours that vary in training: delta targets are sparse (a step changes a few colours), and an output
 that never varies is predicted as its training mean. The strength is picked from `settings.alphas` by
-validation error; the kept model is fitted on the training split, as the boosted trees are.
+validation error; the kept model is fitted on the training split, as the boosted trees are. With
+`settings.rank` = r > 0 the n x c coefficients are kept as their best rank-r factors (truncated SVD), so
+that a prediction costs n r + r c, not n c: with D in the ten thousands and n in the hundreds that is
+what keeps it below the cost of embedding a node's successors. Reported losses are the kept model's.
 
 On disk: `<checkpoint>/ridge.npz` with the training inputs' used columns (`inputs`) as a sparse
-matrix (`x_data`, `x_indices`, `x_indptr`, `x_shape`), their mean `x_mean`, the dual coefficients
-`coef` [n, c] for the varying outputs `outputs`, the targets' mean `y_mean` [D], `alpha`, `format`.
+matrix (`x_data`, `x_indices`, `x_indptr`, `x_shape`), their mean `x_mean`, the dual coefficients as
+two factors `coef_left` [n, r] and `coef_right` [r, c] (exact: the identity and the coefficients) for the
+varying outputs `outputs`, the targets' mean `y_mean` [D], `alpha`, `format`.
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ class RidgeModel:
     x_train: scipy.sparse.csr_matrix  # [n, p] the training features on those columns
     x_mean: np.ndarray  # [p]
     outputs: np.ndarray  # int [c]: the target columns that vary in training
-    coef: np.ndarray  # [n, c] dual coefficients
+    coef_left: np.ndarray  # [n, r] dual coefficients = coef_left @ coef_right
+    coef_right: np.ndarray  # [r, c]
     y_mean: np.ndarray  # [D]
     alpha: float
     dim: int
@@ -69,7 +74,7 @@ class RidgeModel:
         kernel = np.asarray((self.x_train @ used.T).T)  # [B, n]
         kernel += (self._mean_sq - used @ self.x_mean)[:, None] - self._train_dot_mean[None, :]
         out = np.broadcast_to(self.y_mean, (len(features), self.dim)).copy()
-        out[:, self.outputs] += kernel @ self.coef
+        out[:, self.outputs] += (kernel @ self.coef_left) @ self.coef_right
         return out.astype(np.float32)
 
     def predict_next(self, states: np.ndarray, goals: np.ndarray, carry: None) -> tuple[np.ndarray, None]:
@@ -78,9 +83,10 @@ class RidgeModel:
         return to_state_space(states, self.outputs_of(features), self.mode), None
 
     def size(self) -> dict[str, int]:
-        """Stored numbers: training rows, used input columns, varying outputs, dual coefficients."""
+        """Stored numbers: training rows, used input columns, varying outputs, rank, dual coefficients."""
         n, p = self.x_train.shape
-        return {"rows": n, "inputs": p, "outputs": len(self.outputs), "coefficients": int(self.coef.size)}
+        rank, coefficients = len(self.coef_right), self.coef_left.size + self.coef_right.size
+        return {"rows": n, "inputs": p, "outputs": len(self.outputs), "rank": rank, "coefficients": coefficients}
 
     def save(self, directory: str | os.PathLike) -> None:
         directory = pathlib.Path(directory)
@@ -93,7 +99,8 @@ class RidgeModel:
             "x_shape": np.asarray(self.x_train.shape),
             "x_mean": self.x_mean,
             "outputs": self.outputs,
-            "coef": self.coef.astype(np.float32),
+            "coef_left": self.coef_left.astype(np.float32),
+            "coef_right": self.coef_right.astype(np.float32),
             "y_mean": self.y_mean,
             "alpha": self.alpha,
             "format": _FORMAT,
@@ -116,12 +123,17 @@ def load(directory: str | os.PathLike, dim: int, mode: str, settings: ml_collect
             x_train = scipy.sparse.csr_matrix(
                 (data["x_data"].astype(np.float64), data["x_indices"], data["x_indptr"]), shape=shape
             )
+            if "coef" in data:  # written before the factors: the exact coefficients
+                left, right = np.eye(shape[0]), data["coef"].astype(np.float64)
+            else:
+                left, right = data["coef_left"].astype(np.float64), data["coef_right"].astype(np.float64)
             model = RidgeModel(
                 data["inputs"],
                 x_train,
                 data["x_mean"],
                 data["outputs"],
-                data["coef"].astype(np.float64),
+                left,
+                right,
                 data["y_mean"],
                 float(data["alpha"]),
                 dim,
@@ -141,7 +153,7 @@ def fit(
 ) -> tuple[RidgeModel, list[dict]]:
     """One fit per strength in `settings.alphas` from one eigendecomposition; keeps the best on validation.
     Losses are mean squared errors per output, as the other kinds report them. `seed` is unused (exact)."""
-    alphas = [float(a) for a in settings.alphas]
+    alphas, rank = [float(a) for a in settings.alphas], settings.get("rank", 0)
     if not alphas or min(alphas) <= 0:
         raise InputError(None, f"config ridge.alphas={tuple(settings.alphas)!r} must be positive strengths")
     x, y = rows(train, mode)
@@ -160,9 +172,18 @@ def fit(
     history, models = [], []
     for step, alpha in enumerate(alphas, 1):
         coef = eigenvectors @ (projected / (np.maximum(eigenvalues, 0.0) + alpha)[:, None])
-        model = RidgeModel(inputs, x_used, x_mean, outputs, coef, y_mean, alpha, dim, mode)
+        model = RidgeModel(inputs, x_used, x_mean, outputs, *_factors(coef, rank), y_mean, alpha, dim, mode)
         losses = [float(np.mean((model.outputs_of(a) - b) ** 2)) for a, b in ((x, y), (x_val, y_val))]
         history.append({"step": step, "alpha": alpha, "train_loss": losses[0], "validation_loss": losses[1]})
         models.append(model)
     best = min(range(len(alphas)), key=lambda i: history[i]["validation_loss"])
     return models[best], history
+
+
+def _factors(coef: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
+    """(left, right) with left @ right the best rank-`rank` approximation of `coef`; exact for 0 or a rank
+    it does not lower."""
+    if rank <= 0 or rank >= min(coef.shape):
+        return np.eye(len(coef)), coef
+    u, s, vt = np.linalg.svd(coef, full_matrices=False)
+    return u[:, :rank] * s[:rank], vt[:rank]

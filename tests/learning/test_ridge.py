@@ -24,7 +24,7 @@ def primal_ridge(x: np.ndarray, y: np.ndarray, alpha: float):
 @pytest.mark.parametrize("mode", ["delta", "state"])
 def test_dual_fit_is_the_primal_ridge_solution(mode):
     settings = learning_config.ridge()
-    settings.alphas = [0.5, 5.0]
+    settings.alphas, settings.rank = [0.5, 5.0], 0
     model, history = ridge.fit(TRAIN, VALIDATION, mode, settings, seed=0)
     x, y = ridge.rows(TRAIN, mode)
     x_val, y_val = ridge.rows(VALIDATION, mode)
@@ -47,7 +47,21 @@ def test_only_varying_outputs_are_stored_and_the_others_are_their_mean():
     _, y = ridge.rows(TRAIN, "delta")
     varying = np.flatnonzero(y.max(axis=0) > y.min(axis=0))
     assert model.outputs.tolist() == varying.tolist()
-    assert model.coef.shape == (len(y), len(varying))
+    assert model.coef_right.shape == (len(y), len(varying))  # rank 64 does not lower it: exact
+
+
+def test_a_lower_rank_keeps_the_best_factors_of_the_coefficients():
+    settings = learning_config.ridge()
+    settings.rank = 0
+    exact, _ = ridge.fit(TRAIN, VALIDATION, "delta", settings, seed=0)
+    settings.rank = 2
+    low, _ = ridge.fit(TRAIN, VALIDATION, "delta", settings, seed=0)
+    n, c = exact.coef_right.shape
+    assert low.size()["rank"] == 2 and low.size()["coefficients"] == n * 2 + 2 * c
+    coef = exact.coef_left @ exact.coef_right
+    singular = np.linalg.svd(coef, compute_uv=False)
+    error = np.linalg.norm(coef - low.coef_left @ low.coef_right)
+    assert error == pytest.approx(np.sqrt(np.sum(singular[2:] ** 2)), rel=1e-6)
 
 
 def test_trained_workdir_loads_the_same_predictions(tmp_path, monkeypatch):
