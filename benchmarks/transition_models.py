@@ -24,6 +24,7 @@ from statecentric_jax.cli import run_main
 from statecentric_jax.embedding import datasets
 from statecentric_jax.learning import config as learning_config
 from statecentric_jax.learning import lstm, ridge, xgb
+from statecentric_jax.learning.transitions import TransitionModel
 from statecentric_jax.method import pipeline
 from statecentric_jax.planning.successors import SuccessorGenerator
 
@@ -44,13 +45,13 @@ class _NoChange:
         return states, None
 
 
-def _fit(spec: str, train, validation):
+def _fit(spec: str, train, validation) -> tuple[TransitionModel, str, list[dict]]:
     kind, *args = spec.split(":")
     if kind == "ridge":
         settings = learning_config.ridge()
         settings.rank = int(args[0]) if args else settings.rank
-        model, history = ridge.fit(train, validation, "delta", settings, 0)
-        return model, f"alpha {model.alpha:g}, size {model.size()}", history
+        fitted, history = ridge.fit(train, validation, "delta", settings, 0)
+        return fitted, f"alpha {fitted.alpha:g}, size {fitted.size()}", history
     if kind == "xgb":
         settings = learning_config.xgb()
         settings.multi_strategy, settings.rounds, settings.n_jobs, settings.early_stopping = (
@@ -59,8 +60,8 @@ def _fit(spec: str, train, validation):
             1,
             10**6,
         )
-        model, history = xgb.fit(train, validation, "delta", settings, 0)
-        return model, f"{len(history)} rounds", history
+        trees, history = xgb.fit(train, validation, "delta", settings, 0)
+        return trees, f"{len(history)} rounds", history
     settings = learning_config.lstm()
     settings.epochs = int(args[0])
     ((model, history),) = lstm.fit_seeds(train, validation, "delta", settings, [13])
