@@ -14,6 +14,7 @@ prediction (ties shared); `zero` predicts no change.
 
 import itertools
 import time
+from typing import Any
 
 import numpy as np
 from absl import flags
@@ -24,7 +25,6 @@ from statecentric_jax.cli import run_main
 from statecentric_jax.embedding import datasets
 from statecentric_jax.learning import config as learning_config
 from statecentric_jax.learning import lstm, ridge, xgb
-from statecentric_jax.learning.transitions import TransitionModel
 from statecentric_jax.method import pipeline
 from statecentric_jax.planning.successors import SuccessorGenerator
 
@@ -45,7 +45,7 @@ class _NoChange:
         return states, None
 
 
-def _fit(spec: str, train, validation) -> tuple[TransitionModel, str, list[dict]]:
+def _fit(spec: str, train, validation) -> tuple[Any, str, list[dict]]:
     kind, *args = spec.split(":")
     if kind == "ridge":
         settings = learning_config.ridge()
