@@ -16,7 +16,11 @@ CASES = {
     "generate_problems.py": [["--seed=abc"]],
     "generate_plans.py": [["--jobs=-1"], ["--pddl_root=/no/such/root", "--domains=blocks"]],
     "build_dataset.py": [["--pddl_root=/no/such/root"]],
-    "train.py": [[CONFIG, "--config.lstm.epoch=3", "--workdir=/tmp/x"], ["--config=/no/such.py", "--workdir=/tmp/x"]],
+    "train.py": [
+        [CONFIG, "--config.lstm.epoch=3", "--workdir=/tmp/x"],
+        ["--config=/no/such.py", "--workdir=/tmp/x"],
+        [f"--config={REPO}/configs/recommended.py", "--workdir=/tmp/x"],  # no --config.data.domain
+    ],
     "evaluate.py": [["--workdir=/no/such/run"], ["--workdir=/tmp/x", "--beam_width=0"], ["--max_in_flight=0"]],
     "plan.py": [["--workdir=/no/such/run", "--domain=d.pddl", "--problem=p.pddl", "--out=/no/such/dir/plan.txt"]],
     "run_experiment.py": [
