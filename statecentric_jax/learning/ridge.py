@@ -7,9 +7,10 @@ with the n training inputs and one with the n x c dual coefficients, where c cou
 colours that vary in training: delta targets are sparse (a step changes a few colours), and an output
 that never varies is predicted as its training mean. The strength is picked from `settings.alphas` by
 validation error; the kept model is fitted on the training split, as the boosted trees are. With
-`settings.rank` = r > 0 the n x c coefficients are kept as their best rank-r factors (truncated SVD), so
-that a prediction costs n r + r c, not n c: with D in the ten thousands and n in the hundreds that is
-what keeps it below the cost of embedding a node's successors. Reported losses are the kept model's.
+`settings.rank` = r > 0 the chosen n x c coefficients are kept as their best rank-r factors (truncated
+SVD), so that a prediction costs n r + r c, not n c: with D in the ten thousands and n in the hundreds
+that is what keeps it below the cost of embedding a node's successors. The history has one row per
+strength (exact), then one for the kept factored model when the rank lowers anything.
 
 On disk: `<checkpoint>/ridge.npz` with the training inputs' used columns (`inputs`) as a sparse
 matrix (`x_data`, `x_indices`, `x_indptr`, `x_shape`), their mean `x_mean`, the dual coefficients as
@@ -170,20 +171,26 @@ def fit(
     eigenvalues, eigenvectors = np.linalg.eigh(gram)
     projected = eigenvectors.T @ (y[:, outputs] - y_mean[outputs])
     history, models = [], []
+
+    def losses(model: RidgeModel) -> dict:
+        train_loss, validation_loss = (
+            float(np.mean((model.outputs_of(a) - b) ** 2)) for a, b in ((x, y), (x_val, y_val))
+        )
+        return {"alpha": model.alpha, "train_loss": train_loss, "validation_loss": validation_loss}
+
     for step, alpha in enumerate(alphas, 1):
         coef = eigenvectors @ (projected / (np.maximum(eigenvalues, 0.0) + alpha)[:, None])
-        model = RidgeModel(inputs, x_used, x_mean, outputs, *_factors(coef, rank), y_mean, alpha, dim, mode)
-        losses = [float(np.mean((model.outputs_of(a) - b) ** 2)) for a, b in ((x, y), (x_val, y_val))]
-        history.append({"step": step, "alpha": alpha, "train_loss": losses[0], "validation_loss": losses[1]})
-        models.append(model)
-    best = min(range(len(alphas)), key=lambda i: history[i]["validation_loss"])
-    return models[best], history
+        models.append(RidgeModel(inputs, x_used, x_mean, outputs, np.eye(len(coef)), coef, y_mean, alpha, dim, mode))
+        history.append({"step": step, **losses(models[-1])})
+    best = models[min(range(len(alphas)), key=lambda i: history[i]["validation_loss"])]
+    if 0 < rank < min(best.coef_right.shape):
+        left, right = _factors(best.coef_right, rank)
+        best = dataclasses.replace(best, coef_left=left, coef_right=right)
+        history.append({"step": len(alphas) + 1, "rank": rank, **losses(best)})
+    return best, history
 
 
 def _factors(coef: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
-    """(left, right) with left @ right the best rank-`rank` approximation of `coef`; exact for 0 or a rank
-    it does not lower."""
-    if rank <= 0 or rank >= min(coef.shape):
-        return np.eye(len(coef)), coef
+    """(left, right) with left @ right the best rank-`rank` approximation of `coef` (truncated SVD)."""
     u, s, vt = np.linalg.svd(coef, full_matrices=False)
     return u[:, :rank] * s[:rank], vt[:rank]
