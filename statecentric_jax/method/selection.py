@@ -41,10 +41,11 @@ from absl import logging
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
+from statecentric_jax.embedding import datasets
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import train
 from statecentric_jax.method import evaluation, pipeline
-from statecentric_jax.problems import layout
+from statecentric_jax.problems import layout, plan_generation
 
 SELECTION_FILE = "selection.json"
 RUN_DIR = "run"
@@ -137,7 +138,6 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
     config_lib.check(config)
     steps = menu_steps(config)
     split = selection_split(config)
-    problems = [p.name for p in layout.problem_files(config.data.pddl_root, config.data.domain, split)]
     training_fields = {k for step in steps if step.trains for k in step.settings}
 
     chosen: dict[str, Any] = {}
@@ -177,10 +177,10 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
     record = {
         "domain": config.data.domain,
         "selection_split": split,
-        "selection_problems": problems,
-        "fitted_on": {s: _problem_names(config, s) for s in pipeline.TRAINING_SPLITS},
+        "selection_problems": _problem_names(config, split),
+        **_fitted_on(config),
         "budget_per_problem": config.selection.budget,
-        "menu": [dataclasses.asdict(step) | {"settings": dict(step.settings)} for step in steps],
+        "menu": [dataclasses.asdict(step) for step in steps],
         "tried": tried,
         "chosen": chosen,
         "chosen_run": str(source),
@@ -197,6 +197,21 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
 
 def _problem_names(config: ml_collections.ConfigDict, split: str) -> list[str]:
     return [p.name for p in layout.problem_files(config.data.pddl_root, config.data.domain, split)]
+
+
+def _fitted_on(config: ml_collections.ConfigDict) -> dict[str, dict[str, list[str]]]:
+    """Per training split, the problems fitted on (with an expert plan) and those left out (without)."""
+    plans_dir, domain = pipeline.cache_dirs(config)[0], config.data.domain
+    fitted, left_out = {}, {}
+    for split in pipeline.TRAINING_SPLITS:
+        solved = {
+            r["problem"]
+            for r in plan_generation.read_trajectories(datasets.trajectories_path(plans_dir, domain, split))
+        }
+        names = [pathlib.Path(name).stem for name in _problem_names(config, split)]
+        fitted[split] = [name for name in names if name in solved]
+        left_out[split] = [name for name in names if name not in solved]
+    return {"fitted_on": fitted, "left_out_without_expert_plan": left_out}
 
 
 def _publish(source: pathlib.Path, config: ml_collections.ConfigDict, run_dir: pathlib.Path) -> None:

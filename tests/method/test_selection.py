@@ -59,10 +59,8 @@ def test_selection_writes_what_it_tried_and_chose(selected, capsys):
     record = json.loads((workdir / selection.SELECTION_FILE).read_text())
     assert (run / selection.SELECTION_FILE).read_text() == (workdir / selection.SELECTION_FILE).read_text()
     assert record["selection_problems"] == ["p07.pddl", "p08.pddl"]
-    assert record["fitted_on"] == {
-        "train": ["p01.pddl", "p02.pddl", "p03.pddl", "p04.pddl"],
-        "validation": ["p05.pddl", "p06.pddl"],
-    }
+    assert record["fitted_on"] == {"train": ["p01", "p02", "p03", "p04"], "validation": ["p05", "p06"]}
+    assert record["left_out_without_expert_plan"] == {"train": [], "validation": []}
     assert [t["step"] for t in record["tried"]] == ["start", "goal_paths", "value_weight"]
     kept = record["tried"][0]  # greedy: a step is kept when it scores higher than what was kept before
     for tried in record["tried"][1:]:
