@@ -1,12 +1,15 @@
-"""Which accelerator this machine offers, for libraries that must be told (XGBoost)."""
+"""Which accelerator runs the models. One question decides for every library: the backend JAX runs on.
+
+JAX picks its backend itself (a CUDA build of jaxlib on a machine with a GPU runs there); XGBoost must be
+told, and is told the same (`learning/xgb.py`), so the transition model, the LSTM and the trees never run on
+different devices. A CPU-only JAX on a machine with a GPU runs both on the CPU.
+"""
 
 from __future__ import annotations
-
-import glob
 
 import jax
 
 
-def gpu_available() -> bool:
-    """True if JAX runs on a GPU or an NVIDIA device node exists (a CPU-only JAX on a GPU machine)."""
-    return jax.default_backend() == "gpu" or bool(glob.glob("/dev/nvidia[0-9]*"))
+def on_gpu() -> bool:
+    """Whether JAX's default backend is a GPU."""
+    return jax.default_backend() == "gpu"

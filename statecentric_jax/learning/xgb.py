@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar
 import ml_collections
 import numpy as np
 import xgboost
+from absl import logging
 from tqdm import tqdm
 
 from statecentric_jax import devices
@@ -36,8 +37,14 @@ def rows(split: EmbeddedSplit, mode: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def device() -> str:
-    """'cuda' when this xgboost was built with CUDA and a GPU is present, else 'cpu'."""
-    return "cuda" if xgboost.build_info().get("USE_CUDA") and devices.gpu_available() else "cpu"
+    """XGBoost's device: 'cuda' where JAX runs on the GPU (`devices.on_gpu`) and this XGBoost was built with
+    CUDA, else 'cpu' (a CPU-only XGBoost beside a GPU JAX logs a warning once)."""
+    if not devices.on_gpu():
+        return "cpu"
+    if xgboost.build_info().get("USE_CUDA"):
+        return "cuda"
+    logging.log_first_n(logging.WARNING, "JAX runs on the GPU, but this XGBoost has no CUDA: its trees use the CPU", 1)
+    return "cpu"
 
 
 @dataclasses.dataclass

@@ -322,8 +322,8 @@ def _evaluate_locked(
 
 def plan_problem(
     workdir: str | os.PathLike,
-    domain_file: str,
-    problem_file: str,
+    domain_file: str | os.PathLike,
+    problem_file: str | os.PathLike,
     out: str | os.PathLike,
     **decoding: Any,
 ) -> DecodeResult:
@@ -332,11 +332,18 @@ def plan_problem(
     out = pathlib.Path(out)
     if out.is_dir() or not out.parent.is_dir():
         raise InputError(out, "cannot write the plan here (a directory, or its folder does not exist)")
+    result = decode_problem(workdir, domain_file, problem_file, **decoding)
+    if result.solved:
+        write_text(out, format_plan(result.plan))
+    return result
+
+
+def decode_problem(
+    workdir: str | os.PathLike, domain_file: str | os.PathLike, problem_file: str | os.PathLike, **decoding: Any
+) -> DecodeResult:
+    """Decode one problem with a trained run; a plan that does not reach the goal is not solved (`check_plan`)."""
     loaded = load_run(workdir)
     task = load_task(domain_file, problem_file)
     settings = decode_config(loaded.config, **decoding)
     decoded = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go_for(loaded, settings))[0]
-    result = check_plan(task, decoded, settings)
-    if result.solved:
-        write_text(out, format_plan(result.plan))
-    return result
+    return check_plan(task, decoded, settings)

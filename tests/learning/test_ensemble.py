@@ -16,8 +16,8 @@ from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.search.base import DecodeConfig
 from statecentric_jax.search.decoding import decode
 from tests import synthetic
-from tests.learning.test_train import TRAIN, VALIDATION, small_config
 from tests.search.blocks import DOMAIN, PLANS, PROBLEMS, AtomEncoder, OracleModel, problem
+from tests.synthetic import TRAIN, small_config
 
 
 def _trained(tmp_path, monkeypatch, depths=(2, 3)):
@@ -27,7 +27,7 @@ def _trained(tmp_path, monkeypatch, depths=(2, 3)):
         config = small_config("xgb")
         config.xgb.max_depth = depth  # so that the members differ
         workdir = tmp_path / f"depth{depth}"
-        train.train_model(config, TRAIN, VALIDATION, synthetic.FakeEncoder("toy"), workdir)
+        synthetic.train_run(config, workdir)
         workdirs.append(workdir)
     return workdirs
 

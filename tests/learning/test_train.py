@@ -7,22 +7,12 @@ import jax
 import numpy as np
 import pytest
 
-from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import lstm, train, transitions, xgb
 from tests import synthetic
+from tests.synthetic import TRAIN, VALIDATION, small_config
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-TRAIN = synthetic.split("train", 8, seed=0)
-VALIDATION = synthetic.split("validation", 3, seed=1)
-
-
-def small_config(kind, mode="delta"):
-    config = config_lib.table1("blocks", "wl", kind, mode)
-    config.data.domain = "toy"
-    config.lstm.hidden, config.lstm.epochs, config.lstm.batch_size = 8, 4, 4
-    config.xgb.max_depth, config.xgb.rounds, config.xgb.n_jobs = 3, 8, 1
-    return config
 
 
 @pytest.fixture(autouse=True)
@@ -33,8 +23,7 @@ def fake_encoder_files(monkeypatch):
 @pytest.fixture(scope="module", params=["lstm", "xgb"])
 def trained(request, tmp_path_factory):
     workdir = tmp_path_factory.mktemp(request.param)
-    result = train.train_model(small_config(request.param), TRAIN, VALIDATION, synthetic.FakeEncoder("toy"), workdir)
-    return result, workdir
+    return synthetic.train_run(small_config(request.param), workdir), workdir
 
 
 def validation_mse(model):

@@ -7,7 +7,7 @@ from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import train, value
 from tests import synthetic
-from tests.learning.test_train import TRAIN, VALIDATION, small_config
+from tests.synthetic import TRAIN, VALIDATION, small_config
 
 # In the synthetic splits the remaining steps are sum(goal - state): linear in [φ(s), φ(g)].
 LARGER = synthetic.split("larger", 4, seed=2)
@@ -52,7 +52,7 @@ def test_a_run_with_a_value_model_loads_it(tmp_path, monkeypatch):
     config = small_config("xgb")
     config.value.kind = "ridge"
     config.value.features = "state_goal"  # the synthetic rule needs the goal
-    train.train_model(config, TRAIN, VALIDATION, synthetic.FakeEncoder("toy"), tmp_path)
+    synthetic.train_run(config, tmp_path)
     assert (tmp_path / value.VALUE_FILE).is_file()
     assert isinstance(train.load_model(tmp_path).cost_to_go, value.RidgeCostToGo)
 

@@ -9,54 +9,35 @@ import sys
 
 import pytest
 
-from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import ensemble
 from statecentric_jax.method import evaluation, pipeline
 from statecentric_jax.planning.elimination import eliminate_actions
 from statecentric_jax.planning.plans import read_plan, simulate
 from statecentric_jax.planning.tasks import load_task
-from statecentric_jax.problems import generators
+from tests.conftest import tiny_config_for
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("pddl")
-    base = root / "blocks"
-    for split, sizes in {"train": [3, 4, 4, 5], "validation": [4], "test-extrapolation": [5, 6]}.items():
-        (base / split).mkdir(parents=True)
-        for i, n in enumerate(sizes):
-            (base / split / f"b{n}-{i}.pddl").write_text(generators.blocks(n, seed=i, name=f"b{n}-{i}"))
-    (base / "domain.pddl").write_text((REPO / "data/domains/blocks/domain.pddl").read_text())
-    (root / "easy.pddl").write_text(
-        "(define (problem easy) (:domain blocks) (:objects a b)"
-        " (:init (clear a) (clear b) (ontable a) (ontable b) (handempty)) (:goal (and (on a b))))"
-    )
-    return root
-
-
-@pytest.fixture(scope="module")
-def experiment(root, tmp_path_factory):
-    config = config_lib.table1("blocks", "wl", "xgb", "delta")
-    config.data.pddl_root = str(root)
-    config.data.cache_dir = str(tmp_path_factory.mktemp("cache"))
-    config.xgb.rounds = 4
+def experiment(blocks_root, tiny_cache, tmp_path_factory):
+    """The tiny run (conftest.py) in a workdir of its own, which these tests change, evaluated on two splits."""
+    config = tiny_config_for(blocks_root, tiny_cache)
     workdir = tmp_path_factory.mktemp("run")
     rates = pipeline.run_experiment(config, workdir, seeds=[13], splits=["validation", "test-extrapolation"])
     return config, workdir, rates
 
 
-def test_experiment_writes_results_with_valid_plans(root, experiment):
+def test_experiment_writes_results_with_valid_plans(blocks_root, experiment):
     _, workdir, rates = experiment
     assert set(rates) == {"validation", "test-extrapolation"} and set(rates["validation"]) == {"13"}
     summary = json.loads((workdir / "seed13/eval/test-extrapolation/summary.json").read_text())
     results = json.loads((workdir / "seed13/eval/test-extrapolation/results.json").read_text())
-    assert summary["problems"] == 2 and summary["solved"] == sum(r["solved"] for r in results)
+    assert summary["problems"] == 4 and summary["solved"] == sum(r["solved"] for r in results)
     assert summary["success_rate"] == rates["test-extrapolation"]["13"]
     for record in results:
-        task = load_task(root / "blocks/domain.pddl", record["problem_file"])
+        task = load_task(blocks_root / "blocks/domain.pddl", record["problem_file"])
         trajectory = simulate(task, record["plan"], require_goal=record["solved"])
         assert len(trajectory) == record["plan_length"] + 1
     assert (workdir / "seed13/eval/test-extrapolation/results.csv").read_text().startswith("problem_file,")
@@ -73,12 +54,12 @@ def test_rerun_skips_finished_work(experiment, monkeypatch):
     assert pipeline.run_experiment(config, workdir, seeds=[13], splits=["validation", "test-extrapolation"]) == rates
 
 
-def test_another_cache_jobs_or_spelling_of_the_root_is_the_same_run(root, experiment, monkeypatch, tmp_path):
+def test_another_cache_jobs_or_spelling_of_the_root_is_the_same_run(blocks_root, experiment, monkeypatch, tmp_path):
     config, workdir, rates = experiment
     moved = config.copy_and_resolve_references()
     moved.data.cache_dir = str(tmp_path / "another-cache")  # content-keyed: where it is changes nothing
     moved.data.jobs = 2
-    (tmp_path / "link").symlink_to(root)
+    (tmp_path / "link").symlink_to(blocks_root)
     moved.data.pddl_root = str(tmp_path / "link")
     monkeypatch.setattr(pipeline.train, "train_models", lambda *a, **k: pytest.fail("retrained"))
     monkeypatch.setattr(pipeline.evaluation, "decode", lambda *a, **k: pytest.fail("decoded again"))
@@ -121,25 +102,26 @@ def run_launch(script, *args):
     )
 
 
-def test_plan_and_evaluate_in_fresh_processes(root, experiment, tmp_path):
+def test_plan_and_evaluate_in_fresh_processes(blocks_root, experiment, tmp_path):
     _, workdir, _ = experiment
     out = tmp_path / "plan.txt"
     proc = run_launch(
         "plan.py",
         f"--workdir={workdir}/seed13",
-        f"--domain={root}/blocks/domain.pddl",
-        f"--problem={root}/easy.pddl",
+        f"--domain={blocks_root}/blocks/domain.pddl",
+        f"--problem={blocks_root}/easy.pddl",
         f"--out={out}",
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    task = load_task(root / "blocks/domain.pddl", root / "easy.pddl")
+    task = load_task(blocks_root / "blocks/domain.pddl", blocks_root / "easy.pddl")
     assert task.goal_reached(simulate(task, read_plan(out))[-1])
 
-    (root / "never.pddl").write_text(
+    (blocks_root / "never.pddl").write_text(
         "(define (problem never) (:domain blocks) (:objects a) (:init (clear a) (ontable a) (handempty))"
         " (:goal (and (on a a))))"
     )
-    never = [f"--workdir={workdir}/seed13", f"--domain={root}/blocks/domain.pddl", f"--problem={root}/never.pddl"]
+    domain = blocks_root / "blocks/domain.pddl"
+    never = [f"--workdir={workdir}/seed13", f"--domain={domain}", f"--problem={blocks_root / 'never.pddl'}"]
     proc = run_launch("plan.py", *never, f"--out={tmp_path}/never.txt")
     assert proc.returncode == 1 and proc.stderr.strip().splitlines()[-1].startswith("not solved: ")
     assert not (tmp_path / "never.txt").exists()
@@ -151,9 +133,9 @@ def test_plan_and_evaluate_in_fresh_processes(root, experiment, tmp_path):
     assert json.loads((workdir / "seed13/eval/train/summary.json").read_text())["problems"] == 4
 
 
-def test_evaluation_and_planning_take_a_goal_agenda_and_action_elimination(root, experiment, tmp_path):
+def test_evaluation_and_planning_take_a_goal_agenda_and_action_elimination(blocks_root, experiment, tmp_path):
     _, workdir, _ = experiment
-    domain = root / "blocks/domain.pddl"
+    domain = blocks_root / "blocks/domain.pddl"
     plans = {}
     for eliminate in (False, True):
         out = tmp_path / f"agenda-{eliminate}"
@@ -165,7 +147,7 @@ def test_evaluation_and_planning_take_a_goal_agenda_and_action_elimination(root,
             action_elimination=eliminate,
             out_dir=out,
         )
-        assert (summary["strategy"], summary["goal_agenda"], summary["problems"]) == ("best_first", 1, 2)
+        assert (summary["strategy"], summary["goal_agenda"], summary["problems"]) == ("best_first", 1, 4)
         assert summary["action_elimination"] == eliminate
         plans[eliminate] = {r["problem_file"]: r for r in json.loads((out / "results.json").read_text())}
     for problem_file, record in plans[False].items():
@@ -177,7 +159,7 @@ def test_evaluation_and_planning_take_a_goal_agenda_and_action_elimination(root,
     result = evaluation.plan_problem(
         workdir / "seed13",
         str(domain),
-        str(root / "easy.pddl"),
+        str(blocks_root / "easy.pddl"),
         tmp_path / "easy.txt",
         strategy="best_first",
         goal_agenda=1,
@@ -186,13 +168,14 @@ def test_evaluation_and_planning_take_a_goal_agenda_and_action_elimination(root,
     proc = run_launch("plan.py", f"--workdir={workdir}/seed13", f"--domain={domain}", "--problem=x", "--goal_agenda=-1")
     assert proc.returncode != 0 and "goal_agenda" in proc.stderr
     out = tmp_path / "short.txt"
-    args = [f"--workdir={workdir}/seed13", f"--domain={domain}", f"--problem={root / 'easy.pddl'}", f"--out={out}"]
+    easy = blocks_root / "easy.pddl"
+    args = [f"--workdir={workdir}/seed13", f"--domain={domain}", f"--problem={easy}", f"--out={out}"]
     proc = run_launch("plan.py", *args, "--strategy=best_first", "--goal_agenda=1", "--action_elimination")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert read_plan(out) == eliminate_actions(load_task(domain, root / "easy.pddl"), result.plan)
+    assert read_plan(out) == eliminate_actions(load_task(domain, blocks_root / "easy.pddl"), result.plan)
 
 
-def test_an_exploration_queue_without_a_cost_to_go_is_one_line_error(root, experiment, tmp_path):
+def test_an_exploration_queue_without_a_cost_to_go_is_one_line_error(blocks_root, experiment, tmp_path):
     """The paper's run has no cost-to-go: a queue would go unused, so a result must not claim it."""
     _, workdir, _ = experiment
     for strategy, needs in (("beam", "--strategy=best_first"), ("best_first", "a run with a cost-to-go")):
@@ -202,19 +185,20 @@ def test_an_exploration_queue_without_a_cost_to_go_is_one_line_error(root, exper
             )
     assert not (tmp_path / "x").exists()  # refused before anything is written
     out = tmp_path / "p.txt"
-    args = [f"--workdir={workdir}/seed13", f"--domain={root}/blocks/domain.pddl", f"--problem={root}/easy.pddl"]
+    domain, easy = blocks_root / "blocks/domain.pddl", blocks_root / "easy.pddl"
+    args = [f"--workdir={workdir}/seed13", f"--domain={domain}", f"--problem={easy}"]
     proc = run_launch("plan.py", *args, f"--out={out}", "--strategy=best_first", "--exploration=novelty")
     assert proc.returncode == 2 and not out.exists()
     assert proc.stderr.strip().splitlines()[-1].startswith("error: exploration 'novelty' needs best-first")
 
 
-def test_bad_workdir_is_one_line_error(tmp_path, root):
+def test_bad_workdir_is_one_line_error(tmp_path, blocks_root):
     (tmp_path / "config.json").write_text("{not json")
     proc = run_launch(
         "plan.py",
         f"--workdir={tmp_path}",
-        f"--domain={root}/blocks/domain.pddl",
-        f"--problem={root}/easy.pddl",
+        f"--domain={blocks_root}/blocks/domain.pddl",
+        f"--problem={blocks_root}/easy.pddl",
         f"--out={tmp_path}/p.txt",
     )
     assert proc.returncode == 2
@@ -291,7 +275,7 @@ def _decoded_models(monkeypatch):
 
 
 def test_evaluation_and_planning_decode_with_the_ensemble_and_a_changed_member_is_decoded_again(
-    root, ensemble_experiment, tmp_path, monkeypatch
+    blocks_root, ensemble_experiment, tmp_path, monkeypatch
 ):
     config, finished, rates = ensemble_experiment
     workdir = tmp_path / "run"
@@ -306,7 +290,7 @@ def test_evaluation_and_planning_decode_with_the_ensemble_and_a_changed_member_i
     evaluation.evaluate(workdir / "seed13", "validation")
     assert json.loads(summary.read_text())["fingerprint"] != before
     result = evaluation.plan_problem(
-        workdir / "seed13", str(root / "blocks/domain.pddl"), str(root / "easy.pddl"), tmp_path / "plan.txt"
+        workdir / "seed13", blocks_root / "blocks/domain.pddl", blocks_root / "easy.pddl", tmp_path / "plan.txt"
     )
     assert result.solved and len(models) == 2
     assert all(isinstance(m, ensemble.EnsembleModel) and len(m.members) == 2 for m in models)
@@ -327,11 +311,11 @@ def test_members_outside_the_run_are_in_its_fingerprint(experiment, ensemble_exp
     assert first["fingerprint"] != second["fingerprint"] and len(models) == 2
 
 
-def test_a_bad_ensemble_member_is_one_line_error(root, tmp_path):
+def test_a_bad_ensemble_member_is_one_line_error(blocks_root, tmp_path):
     proc = run_launch(
         "run_experiment.py",
         "--config=configs/blocks_wl_xgb_delta.py",
-        f"--config.data.pddl_root={root}",
+        f"--config.data.pddl_root={blocks_root}",
         "--config.ensemble.members=lstm:stat",
         f"--workdir={tmp_path}/run",
     )

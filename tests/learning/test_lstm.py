@@ -1,4 +1,4 @@
-"""Transition models: targets, masking, the LSTM cell/scan identity, training, determinism, save/load."""
+"""The LSTM transition model: masking, the cell/scan identity, training, determinism, checkpoints."""
 
 import os
 import subprocess
@@ -10,47 +10,14 @@ import numpy as np
 import pytest
 
 from statecentric_jax import config as config_lib
-from statecentric_jax.learning import config as learning_config
-from statecentric_jax.learning import lstm, transitions, xgb
+from statecentric_jax.learning import lstm, transitions
 from tests import synthetic
-
-
-def small_settings():
-    config = config_lib.base()
-    config.lstm.hidden = 16
-    config.lstm.layers = 2
-    config.lstm.batch_size = 4
-    config.lstm.epochs = 30
-    config.xgb.max_depth = 3
-    config.xgb.rounds = 40
-    config.xgb.n_jobs = 1
-    return config
-
-
-TRAIN = synthetic.split("train", 10, seed=0)
-VALIDATION = synthetic.split("validation", 4, seed=1)
-
-
-def test_targets_are_next_states_or_deltas():
-    traj = np.array([[0, 0], [1, 0], [1, 2]], np.float32)
-    np.testing.assert_array_equal(transitions.targets(traj, "state"), [[1, 0], [1, 2]])
-    np.testing.assert_array_equal(transitions.targets(traj, "delta"), [[1, 0], [0, 2]])
-    goal = np.array([5, 6], np.float32)
-    ((inputs, delta),) = transitions.sequences([traj, traj[:1]], np.stack([goal, goal]), "delta")  # T=0 dropped
-    np.testing.assert_array_equal(inputs, [[0, 0, 5, 6], [1, 0, 5, 6]])
-    np.testing.assert_array_equal(transitions.to_state_space(inputs[:, :2], delta, "delta"), traj[1:])
-    np.testing.assert_array_equal(transitions.to_state_space(inputs[:, :2], traj[1:], "state"), traj[1:])
-
-
-def test_xgb_rows_flatten_all_transitions():
-    features, target = xgb.rows(TRAIN, "delta")
-    assert len(features) == len(target) == sum(len(t) - 1 for t in TRAIN.trajectories)
-    np.testing.assert_array_equal(features[0], np.concatenate([TRAIN.trajectories[0][0], TRAIN.goals[0]]))
-    np.testing.assert_array_equal(target[0], TRAIN.trajectories[0][1] - TRAIN.trajectories[0][0])
+from tests.synthetic import MODEL_TRAIN as TRAIN
+from tests.synthetic import MODEL_VALIDATION as VALIDATION
 
 
 def _params(mode, dim=synthetic.DIM, hidden=16, seed=0):
-    settings = small_settings().lstm
+    settings = synthetic.model_settings().lstm
     settings.hidden = hidden
     return lstm.init_params(dim, settings, mode, seed)
 
@@ -141,7 +108,7 @@ def test_a_batch_of_the_split_padded_once_has_the_loss_of_its_sequences_alone():
 
 
 def _epochs(n):
-    settings = small_settings().lstm
+    settings = synthetic.model_settings().lstm
     settings.epochs = n
     return settings
 
@@ -162,7 +129,7 @@ def test_seeds_trained_together_equal_seeds_trained_alone(mode):
 
 @pytest.mark.parametrize("mode", transitions.MODES)
 def test_lstm_training_decreases_loss_and_keeps_best_epoch(mode):
-    model, history = lstm.fit(TRAIN, VALIDATION, mode, small_settings().lstm, seed=13)
+    model, history = lstm.fit(TRAIN, VALIDATION, mode, synthetic.model_settings().lstm, seed=13)
     assert len(history) == 30
     assert history[-1]["train_loss"] < 0.7 * history[0]["train_loss"]
     best = min(row["validation_loss"] for row in history)
@@ -170,7 +137,7 @@ def test_lstm_training_decreases_loss_and_keeps_best_epoch(mode):
 
 
 def test_lstm_same_seed_same_parameters():
-    settings = small_settings().lstm
+    settings = synthetic.model_settings().lstm
     settings.epochs = 3
     a, history_a = lstm.fit(TRAIN, VALIDATION, "delta", settings, seed=5)
     b, history_b = lstm.fit(TRAIN, VALIDATION, "delta", settings, seed=5)
@@ -203,61 +170,9 @@ def test_lstm_initialisation_does_not_depend_on_the_blas_thread_count():
     assert digest("1") == digest("2")
 
 
-@pytest.mark.parametrize("mode", transitions.MODES)
-def test_xgb_training_decreases_loss(mode):
-    model, history = xgb.fit(TRAIN, VALIDATION, mode, small_settings().xgb, seed=13)
-    assert history[-1]["train_loss"] < 0.7 * history[0]["train_loss"]
-    features, target = xgb.rows(VALIDATION, mode)
-    predicted, carry = model.predict_next(features[:, : synthetic.DIM], features[:, synthetic.DIM :], None)
-    assert carry is None
-    next_states = features[:, : synthetic.DIM] + target if mode == "delta" else target
-    best = min(row["validation_loss"] for row in history)
-    np.testing.assert_allclose(np.mean((predicted - next_states) ** 2), best, rtol=1e-4)
-
-
-def test_xgb_early_stopping_keeps_the_best_round():
-    settings = small_settings().xgb
-    settings.rounds, settings.early_stopping, settings.learning_rate = 200, 3, 0.8
-    model, history = xgb.fit(TRAIN, VALIDATION, "state", settings, seed=13)
-    assert len(history) < 200
-    best = min(range(len(history)), key=lambda i: history[i]["validation_loss"])
-    assert model.size()["rounds"] == best + 1
-
-
-@pytest.mark.parametrize("strategy", learning_config.MULTI_STRATEGIES)
-def test_xgb_strategies_same_seed_same_predictions(strategy):
-    settings = small_settings().xgb
-    settings.multi_strategy = strategy
-    features, _ = xgb.rows(VALIDATION, "delta")
-    states, goals = features[:, : synthetic.DIM], features[:, synthetic.DIM :]
-    a, _ = xgb.fit(TRAIN, VALIDATION, "delta", settings, seed=3)
-    b, _ = xgb.fit(TRAIN, VALIDATION, "delta", settings, seed=3)
-    np.testing.assert_array_equal(a.predict_next(states, goals, None)[0], b.predict_next(states, goals, None)[0])
-    size = a.size()
-    assert size["trees"] == size["rounds"] * (synthetic.DIM if strategy == "one_output_per_tree" else 1)
-    assert size["nodes"] > size["trees"]
-
-
-def test_checkpoints_round_trip_to_identical_predictions(tmp_path):
-    settings = small_settings()
-    settings.lstm.epochs = 2
-    features, _ = xgb.rows(VALIDATION, "delta")
-    states, goals = features[:, : synthetic.DIM], features[:, synthetic.DIM :]
-    for kind, module in (("lstm", lstm), ("xgb", xgb)):
-        model, _ = module.fit(TRAIN, VALIDATION, "delta", settings[kind], seed=13)
-        model.save(tmp_path / kind)
-        loaded = module.load(tmp_path / kind, synthetic.DIM, "delta", settings[kind])
-        expected, expected_carry = model.predict_next(states, goals, model.init_carry(len(states)))
-        got, got_carry = loaded.predict_next(states, goals, loaded.init_carry(len(states)))
-        np.testing.assert_array_equal(got, expected)
-        assert loaded.size() == model.size()
-        for x, y in zip(jax.tree_util.tree_leaves(got_carry), jax.tree_util.tree_leaves(expected_carry)):
-            np.testing.assert_array_equal(x, y)
-
-
 @pytest.mark.parametrize("damage", ["truncate", "garbage"])
 def test_corrupt_lstm_checkpoint_is_one_short_line(tmp_path, damage):
-    settings = small_settings().lstm
+    settings = synthetic.model_settings().lstm
     model = lstm.LSTMModel(lstm.init_params(synthetic.DIM, settings, "delta", 0), synthetic.DIM, 16, 2, "delta")
     model.save(tmp_path / "ckpt")
     for path in (tmp_path / "ckpt").rglob("*"):

@@ -1,4 +1,4 @@
-"""Issue 12: resume, locks, torn tails, validation and one-line errors, on a tiny trained XGBoost run."""
+"""Reliability: resume, locks, torn tails, validation and one-line errors, on a tiny trained XGBoost run."""
 
 import json
 import os
@@ -18,42 +18,17 @@ from statecentric_jax.atomic import exclusive_lock, open_for_append
 from statecentric_jax.errors import InputError
 from statecentric_jax.method import aggregation, pipeline
 from statecentric_jax.method.evaluation import NOT_READ_BY_DECODING, evaluate, run_fingerprint
-from statecentric_jax.problems import generators
 from statecentric_jax.search.base import decode_config
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / sorted(p.name for p in (REPO / "configs").glob("*.py") if p.name != "__init__.py")[0]
 
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("pddl")
-    base = root / "blocks"
-    sizes = {"train": [3, 4, 4, 5], "validation": [4], "test-extrapolation": [5, 6, 6, 7]}
-    for split, ns in sizes.items():
-        (base / split).mkdir(parents=True)
-        for i, n in enumerate(ns):
-            (base / split / f"b{n}-{i}.pddl").write_text(generators.blocks(n, seed=i, name=f"b{n}-{i}"))
-    (base / "domain.pddl").write_text((REPO / "data/domains/blocks/domain.pddl").read_text())
-    return root
-
-
-@pytest.fixture(scope="module")
-def run(root, tmp_path_factory):
-    config = config_lib.table1("blocks", "wl", "xgb", "delta")
-    config.data.pddl_root = str(root)
-    config.data.cache_dir = str(tmp_path_factory.mktemp("cache"))
-    config.xgb.rounds = 4
-    workdir = tmp_path_factory.mktemp("run")
-    pipeline.run_experiment(config, workdir, seeds=[13], splits=["validation"])
-    return workdir / "seed13"
-
-
 @pytest.fixture
-def fresh(run, tmp_path):
+def fresh(tiny_run, tmp_path):
     """A copy of the trained run without evaluations."""
     copy = tmp_path / "run"
-    shutil.copytree(run, copy, ignore=shutil.ignore_patterns("eval"))
+    shutil.copytree(tiny_run, copy, ignore=shutil.ignore_patterns("eval"))
     return copy
 
 
@@ -222,10 +197,10 @@ def test_the_fingerprint_leaves_out_the_seed_and_training_records_but_not_the_mo
 
 
 # 5: resume keys on the resolved path
-def test_same_problems_by_another_path_are_not_decoded_twice(fresh, root, monkeypatch):
-    evaluate(fresh, "test-extrapolation", pddl_root=root)
-    monkeypatch.chdir(root.parent)
-    evaluate(fresh, "test-extrapolation", pddl_root=root.name)
+def test_same_problems_by_another_path_are_not_decoded_twice(fresh, blocks_root, monkeypatch):
+    evaluate(fresh, "test-extrapolation", pddl_root=blocks_root)
+    monkeypatch.chdir(blocks_root.parent)
+    evaluate(fresh, "test-extrapolation", pddl_root=blocks_root.name)
     assert len(lines_of(fresh)) == 4
 
 
@@ -240,17 +215,21 @@ def test_second_evaluation_of_a_split_is_refused(fresh):
 
 
 # 7: plan.py --out checked before decoding; 10: exit codes
-def test_plan_out_checked_first_and_unsolved_is_exit_1(fresh, root, tmp_path):
-    args = [f"--workdir={fresh}", f"--domain={root}/blocks/domain.pddl", f"--problem={root}/blocks/train/b3-0.pddl"]
+def test_plan_out_checked_first_and_unsolved_is_exit_1(fresh, blocks_root, tmp_path):
+    args = [
+        f"--workdir={fresh}",
+        f"--domain={blocks_root}/blocks/domain.pddl",
+        f"--problem={blocks_root}/blocks/train/b3-0.pddl",
+    ]
     one_error_line(launch("plan.py", *args, f"--out={tmp_path}/missing/p.txt"), f"error: {tmp_path}/missing/p.txt:")
     one_error_line(launch("plan.py", *args, f"--out={tmp_path}"), f"error: {tmp_path}: cannot write the plan here")
     proc = launch("plan.py", *args, f"--out={tmp_path}/p.txt", "--config.decode.horizon_base=0")
     assert proc.returncode == 2  # plan.py has no --config; flags errors stay exit 2
 
 
-def test_bad_domain_is_one_line_for_the_whole_split(fresh, root, tmp_path):
+def test_bad_domain_is_one_line_for_the_whole_split(fresh, blocks_root, tmp_path):
     bad = tmp_path / "root"
-    shutil.copytree(root, bad)
+    shutil.copytree(blocks_root, bad)
     (bad / "blocks" / "domain.pddl").write_text("(define (domain blocks)")
     one_error_line(
         launch("evaluate.py", f"--workdir={fresh}", f"--pddl_root={bad}"), f"error: {bad}/blocks/domain.pddl:"
@@ -273,31 +252,31 @@ def test_killed_evaluations_resume_to_the_uninterrupted_result(fresh, tmp_path):
     assert stable(fresh) == stable(reference)
 
 
-def test_run_experiment_refuses_a_workdir_of_another_configuration(run):
+def test_run_experiment_refuses_a_workdir_of_another_configuration(tiny_run):
     config = config_lib.table1("blocks", "wl", "xgb", "delta")
-    stored = json.loads((run / "config.json").read_text())
+    stored = json.loads((tiny_run / "config.json").read_text())
     config.data.pddl_root = stored["data"]["pddl_root"]
     config.data.cache_dir = stored["data"]["cache_dir"]
     config.xgb.rounds = 5  # the run was trained with 4
     with pytest.raises(InputError, match="another configuration"):
-        pipeline.run_experiment(config, run.parent, seeds=[13], splits=["validation"])
+        pipeline.run_experiment(config, tiny_run.parent, seeds=[13], splits=["validation"])
 
 
-def test_relative_root_is_stored_absolute(root, tmp_path, monkeypatch):
+def test_relative_root_is_stored_absolute(blocks_root, tmp_path, monkeypatch):
     config = config_lib.table1("blocks", "wl", "xgb", "delta")
-    monkeypatch.chdir(root.parent)
-    config.data.pddl_root = root.name
+    monkeypatch.chdir(blocks_root.parent)
+    config.data.pddl_root = blocks_root.name
     config.data.cache_dir = str(tmp_path / "cache")
     config.xgb.rounds = 2
     pipeline.train_from_config(config, tmp_path / "run")
-    assert json.loads((tmp_path / "run" / "config.json").read_text())["data"]["pddl_root"] == str(root)
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["data"]["pddl_root"] == str(blocks_root)
     monkeypatch.chdir(tmp_path)
     assert evaluate(tmp_path / "run", "validation")["problems"] == 1
 
 
-def test_bad_domain_makes_generate_plans_one_line(root, tmp_path):
+def test_bad_domain_makes_generate_plans_one_line(blocks_root, tmp_path):
     bad = tmp_path / "root"
-    shutil.copytree(root, bad)
+    shutil.copytree(blocks_root, bad)
     (bad / "blocks" / "domain.pddl").write_text("(define (domain blocks)")
     proc = launch("generate_plans.py", f"--pddl_root={bad}", f"--workdir={tmp_path}/plans", "--splits=validation")
     one_error_line(proc, f"error: {bad}/blocks/domain.pddl:")

@@ -16,7 +16,6 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.
 from statecentric_jax.errors import InputError  # noqa: E402
 from statecentric_jax.experiments import distributed, sweep  # noqa: E402
 from statecentric_jax.method import evaluation, pipeline  # noqa: E402
-from statecentric_jax.problems import generators  # noqa: E402
 
 pytestmark = [
     pytest.mark.ray,
@@ -45,27 +44,15 @@ def cluster():
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("pddl")
-    sizes = {"train": [3, 4, 4, 5], "validation": [4], "test-interpolation": [4], "test-extrapolation": [5, 6, 6, 7]}
-    for split, ns in sizes.items():
-        (root / "blocks" / split).mkdir(parents=True)
-        for i, n in enumerate(ns):
-            (root / "blocks" / split / f"b{n}-{i}.pddl").write_text(generators.blocks(n, seed=i, name=f"b{n}-{i}"))
-    (root / "blocks/domain.pddl").write_text((REPO / "data/domains/blocks/domain.pddl").read_text())
-    return root
-
-
-@pytest.fixture(scope="module")
-def sweeps(cluster, root, tmp_path_factory):
+def sweeps(cluster, blocks_root, tmp_path_factory):
     """The same 1-config x 1-seed sweep on both backends, sharing one data cache."""
     base = tmp_path_factory.mktemp("sweeps")
     (base / "tiny_blocks.py").write_text(CONFIG)
     out = {}
     for backend in sweep.BACKENDS:
         result = sweep.run_sweep(
-            base / backend, [str(base / "tiny_blocks.py")], [13], pddl_root=str(root), cache_dir=str(base / "cache"),
-            backend=backend,
+            base / backend, [str(base / "tiny_blocks.py")], [13], pddl_root=str(blocks_root),
+            cache_dir=str(base / "cache"), backend=backend,
         )  # fmt: skip
         assert result.finished == ["tiny_blocks"] and result.failed == {}
         out[backend] = base / backend / "tiny_blocks"
@@ -117,12 +104,12 @@ def _killed_once(marker: str, workdir: str, split: str, root: str, files: list, 
     return distributed._evaluate_shard(workdir, split, root, files, out, kwargs)
 
 
-def test_a_killed_worker_is_retried_without_lost_or_duplicated_results(sweeps, root, tmp_path):
+def test_a_killed_worker_is_retried_without_lost_or_duplicated_results(sweeps, blocks_root, tmp_path):
     run = _run(sweeps, tmp_path)
-    files = [str(p) for p in sorted((root / "blocks/test-extrapolation").glob("*.pddl"))]
+    files = [str(p) for p in sorted((blocks_root / "blocks/test-extrapolation").glob("*.pddl"))]
     out = distributed.shard_dir(run, "test-extrapolation", 0, 1)
     done = {}
-    args = (str(tmp_path / "killed"), str(run), "test-extrapolation", str(root), files, str(out), {})
+    args = (str(tmp_path / "killed"), str(run), "test-extrapolation", str(blocks_root), files, str(out), {})
     distributed.run_tasks(_killed_once, {"shard": args}, lambda key, value, error: done.update({key: (value, error)}))
     assert (tmp_path / "killed").exists() and done["shard"][1] is None and done["shard"][0]["problems"] == len(files)
     lines = [json.loads(line)["problem_file"] for line in (out / "results.jsonl").read_text().splitlines()]
