@@ -11,6 +11,7 @@ import os
 
 from absl import flags
 
+from statecentric_jax.atomic import check_writable
 from statecentric_jax.cli import run_main
 from statecentric_jax.embedding.datasets import build_datasets
 from statecentric_jax.embedding.encoders import KINDS
@@ -30,6 +31,7 @@ _OUT_DIR = flags.DEFINE_string("out_dir", None, "Output root (default: runs/data
 def main(argv):
     del argv
     out_dir = _OUT_DIR.value or os.path.join("runs", "datasets", os.path.basename(os.path.abspath(_PDDL_ROOT.value)))
+    check_writable(out_dir)
     lines = build_datasets(_PDDL_ROOT.value, _PLANS_DIR.value, out_dir, _DOMAINS.value, _ENCODINGS.value, _SPLITS.value)
     print("\n".join(lines))
 

@@ -13,7 +13,7 @@ import json
 
 from absl import flags
 
-from statecentric_jax.cli import define_decode_flags, run_main
+from statecentric_jax.cli import check_backend, define_decode_flags, run_main
 from statecentric_jax.method.evaluation import evaluate
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A trained run (launch/train.py --workdir).")
@@ -33,6 +33,7 @@ flags.mark_flag_as_required("workdir")
 def main(argv):
     del argv
     settings = dict(_DECODE_SETTINGS(), max_in_flight=_MAX_IN_FLIGHT.value, use_val=_USE_VAL.value)
+    check_backend(_BACKEND.value)
     if _BACKEND.value == "ray":
         from statecentric_jax.experiments import distributed
 

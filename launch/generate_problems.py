@@ -8,6 +8,7 @@ writes `<out_root>/domains/<domain>/{domain.pddl,<split>/*.pddl}`; same seed, sa
 from absl import app, flags, logging
 
 from statecentric_jax import cli
+from statecentric_jax.atomic import check_writable
 from statecentric_jax.problems import generators, layout
 
 _OUT_ROOT = flags.DEFINE_string("out_root", "data", "PDDL root to write (domains/<domain>/<split>/*.pddl).")
@@ -19,6 +20,7 @@ _SEED = flags.DEFINE_integer("seed", 0, "Random seed.")
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError("Too many command-line arguments.")
+    check_writable(_OUT_ROOT.value)
     written = generators.write_dataset(_OUT_ROOT.value, _DOMAINS.value, _SPLITS.value, _SEED.value)
     logging.info("wrote %d problems under %s", len(written), _OUT_ROOT.value)
 

@@ -8,8 +8,11 @@ success_by_split.png and success_vs_size.png, into --out_dir (default
 <sweep_dir>/report); the same runs always give identical files.
 """
 
+import os
+
 from absl import flags
 
+from statecentric_jax.atomic import check_writable
 from statecentric_jax.cli import run_main
 from statecentric_jax.experiments import report
 
@@ -29,6 +32,7 @@ flags.mark_flags_as_required(["sweep_dir"])
 
 def main(argv):
     del argv
+    check_writable(_OUT_DIR.value or os.path.join(_SWEEP_DIR.value, "report"))
     files = report.write_report(_SWEEP_DIR.value, _OUT_DIR.value, _PAPER_CSV.value, _FD_PLANS_DIR.value)
     print(files[0].read_text(encoding="utf-8"))
     print("wrote " + ", ".join(str(f) for f in files))

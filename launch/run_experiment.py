@@ -8,6 +8,7 @@ Each seed goes to <workdir>/seed<N>/; finished seeds and splits are skipped on r
 from absl import flags
 from ml_collections import config_flags
 
+from statecentric_jax.atomic import check_writable
 from statecentric_jax.cli import parse_ints, run_main
 from statecentric_jax.method import pipeline
 
@@ -20,9 +21,10 @@ flags.mark_flags_as_required(["config", "workdir"])
 
 def main(argv):
     del argv
-    rates = pipeline.run_experiment(
-        _CONFIG.value, _WORKDIR.value, seeds=parse_ints("seeds", _SEEDS.value), splits=_SPLITS.value
-    )
+    seeds = parse_ints("seeds", _SEEDS.value)
+    for folder in (_WORKDIR.value, _CONFIG.value.data.cache_dir):
+        check_writable(folder)
+    rates = pipeline.run_experiment(_CONFIG.value, _WORKDIR.value, seeds=seeds, splits=_SPLITS.value)
     print(pipeline.format_rates(rates))
 
 

@@ -9,7 +9,8 @@ finished configurations, seeds and splits. Wall time and peak memory: <sweep_dir
 
 from absl import flags
 
-from statecentric_jax.cli import parse_ints, run_main
+from statecentric_jax.atomic import check_writable
+from statecentric_jax.cli import check_backend, parse_ints, run_main
 from statecentric_jax.experiments import sweep
 from statecentric_jax.method import pipeline
 
@@ -30,10 +31,15 @@ flags.mark_flags_as_required(["sweep_dir"])
 
 def main(argv):
     del argv
+    seeds = parse_ints("seeds", _SEEDS.value)
+    check_backend(_BACKEND.value)
+    for folder in (_SWEEP_DIR.value, _CACHE_DIR.value):
+        if folder is not None:
+            check_writable(folder)
     result = sweep.run_sweep(
         _SWEEP_DIR.value,
         configs=_CONFIGS.value,
-        seeds=parse_ints("seeds", _SEEDS.value),
+        seeds=seeds,
         parallel=_PARALLEL.value,
         pddl_root=_PDDL_ROOT.value,
         cache_dir=_CACHE_DIR.value,

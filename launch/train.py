@@ -18,6 +18,7 @@ members/<kind>_<mode>/ and ensemble.json); `statecentric_jax.learning.ensemble.l
 from absl import flags
 from ml_collections import config_flags
 
+from statecentric_jax.atomic import check_writable
 from statecentric_jax.cli import run_main
 from statecentric_jax.method.selection import train_configured
 
@@ -28,6 +29,8 @@ flags.mark_flags_as_required(["config", "workdir"])
 
 def main(argv):
     del argv
+    for folder in (_WORKDIR.value, _CONFIG.value.data.cache_dir):  # before training, not after it
+        check_writable(folder)
     train_configured(_CONFIG.value, _WORKDIR.value)
 
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import pathlib
 import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+import ml_collections
 from absl import app, flags
 
-from statecentric_jax.errors import InputError
+from statecentric_jax.errors import InputError, from_os_error
 
 N = TypeVar("N", int, float)
 
@@ -29,9 +33,39 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
+def load_config_file(path: str | os.PathLike) -> ml_collections.ConfigDict:
+    """`get_config()` of a config file; any failure to load it (a syntax error, a file that is not Python,
+    one that raises) is bad input: one InputError naming the file."""
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such config file")
+    spec = importlib.util.spec_from_file_location(f"_config_{path.stem}", path)
+    try:
+        assert spec is not None and spec.loader is not None, "a .py path always has a spec"
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.get_config()
+    except (Exception, SystemExit) as e:  # a config file is user input: any failure is bad input
+        raise InputError(path, f"cannot load config ({type(e).__name__}: {e})") from None
+
+
+def _load_config_flags(argv: Sequence[str]) -> None:
+    """Load the config files named on the command line once before absl does, which lets a failure escape
+    as a traceback: here it is one InputError."""
+    names = [name for name in flags.FLAGS if type(flags.FLAGS[name].parser).__name__ == "ConfigFileFlagParser"]
+    for name in names:
+        for i, arg in enumerate(argv[1:], 1):
+            value = arg.split("=", 1)[1] if arg.startswith(f"--{name}=") else None
+            if arg == f"--{name}" and i + 1 < len(argv):
+                value = argv[i + 1]
+            if value is not None and os.path.isfile(value):  # absl names a missing one, or "file.py:argument"
+                load_config_file(value)
+
+
 def _parse_flags(argv: Sequence[str]) -> list[str]:
     """absl's flag parsing, but every bad flag or config override is one `error:` line and exit code 2."""
     try:
+        _load_config_flags(argv)
         rest = flags.FLAGS(argv)
         for name in flags.FLAGS:  # a config file that failed to load raises only when used: use it here
             value = flags.FLAGS[name].value
@@ -44,6 +78,8 @@ def _parse_flags(argv: Sequence[str]) -> list[str]:
         reason = _one_line(e)
         flag = re.match(r"flag (--[\w.]+)=.*?: (.*)", reason)  # absl: "flag --jobs=-1: -1 is not ..."
         _fail(f"{flag[1]}: {flag[2]}" if flag else f"command line: {reason}")
+    except InputError as e:
+        _fail(str(e))
     except (AttributeError, KeyError, TypeError, ValueError, OSError) as e:  # config files and overrides
         reason = _one_line(e)
         named = [a.split("=", 1)[0] for a in argv[1:] if a.startswith("--config")]
@@ -53,13 +89,17 @@ def _parse_flags(argv: Sequence[str]) -> list[str]:
 
 
 def run_main(main: Callable[[Sequence[str]], int | None]) -> None:
-    """`app.run(main)`, but bad input ends with one line on stderr and exit code 2."""
+    """`app.run(main)`, but bad input, and a read or write the OS refuses (a full disk, a read-only
+    location, a file where a folder should be), end with one line on stderr and exit code 2."""
 
     def guarded(argv: Sequence[str]) -> int | None:
         try:
             return main(argv)
         except InputError as e:
             print(f"error: {e}", file=sys.stderr)
+            return 2
+        except OSError as e:
+            print(f"error: {from_os_error(e)}", file=sys.stderr)
             return 2
 
     app.run(guarded, flags_parser=_parse_flags)
@@ -77,9 +117,18 @@ def parse_floats(flag: str, values: Sequence[str]) -> list[float]:
 
 def _parse_numbers(flag: str, values: Sequence[str], number: Callable[[str], N], what: str) -> list[N]:
     try:
-        return [number(v) for v in values]
+        numbers = [number(v) for v in values]
     except ValueError:
         raise InputError(f"--{flag}", f"expected {what} separated by commas, got {','.join(values)}") from None
+    if not numbers:
+        raise InputError(f"--{flag}", f"expected {what} separated by commas, got nothing")
+    return numbers
+
+
+def check_backend(backend: str) -> None:
+    """Refuse before any work a backend whose optional package is not installed."""
+    if backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise InputError("--backend=ray", "Ray is not installed; install the ray extra: pip install -e '.[ray]'")
 
 
 def define_decode_flags() -> Callable[[], dict[str, Any]]:

@@ -1,6 +1,7 @@
 """Shared fixtures: the project's bundled PDDL data, and a tiny Blocksworld root with a run trained on it."""
 
 import pathlib
+import shutil
 
 import ml_collections
 import pytest
@@ -65,3 +66,11 @@ def tiny_run(blocks_root, tiny_cache, tmp_path_factory) -> pathlib.Path:
     workdir = tmp_path_factory.mktemp("tiny_run")
     pipeline.run_experiment(tiny_config_for(blocks_root, tiny_cache), workdir, seeds=[13], splits=["validation"])
     return workdir / "seed13"
+
+
+@pytest.fixture
+def tiny_run_copy(tiny_run, tmp_path) -> pathlib.Path:
+    """A copy of `tiny_run` without its evaluations, for a test to change."""
+    copy = tmp_path / "run"
+    shutil.copytree(tiny_run, copy, ignore=shutil.ignore_patterns("eval"))
+    return copy

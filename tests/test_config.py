@@ -6,6 +6,7 @@ import importlib.util
 import json
 import pathlib
 
+import ml_collections
 import pytest
 
 from statecentric_jax import config as config_lib
@@ -143,3 +144,14 @@ def test_one_recommended_config_per_domain_beside_the_paper_one():
         config.value.kind, config.aggregation.rounds, config.aggregation.random_walks = "none", 0, 0
         config_lib.check(config)
         assert config.model.to_dict() == paper.model.to_dict() and config.data.to_dict() == paper.data.to_dict()
+
+
+@pytest.mark.parametrize(
+    "key,value", [("xgb.rounds", 0), ("xgb.max_depth", -3), ("xgb.n_jobs", "x"), ("decode.beam_width", 0)]
+)
+def test_a_stored_config_with_a_bad_value_is_refused(key, value):
+    config = ml_collections.ConfigDict(config_lib.base().to_dict(), type_safe=False)  # as read from config.json
+    section, name = key.split(".")
+    config[section][name] = value
+    with pytest.raises(InputError, match=key):
+        config_lib.check(config)

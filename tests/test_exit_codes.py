@@ -1,5 +1,5 @@
 """The README's exit-code table is true: every launch script is in it, and its cheap failing cases exit 2
-with one `error:` line (the exit-1 cases, which need a trained run, are in tests/experiments)."""
+with one `error:` line (the cases that need a trained run are in tests/method)."""
 
 import pathlib
 import re
@@ -12,23 +12,37 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p.name for p in (REPO / "launch").glob("*.py") if p.name != "__init__.py")
 CONFIG = f"--config={REPO}/configs/blocks_wl_xgb_delta.py"
 
+NOT_PYTHON = f"--config={REPO}/pyproject.toml"  # a config file that does not load
+A_FILE = f"{REPO}/pyproject.toml"  # a file where an output folder should be
+
 CASES = {
-    "generate_problems.py": [["--seed=abc"]],
-    "generate_plans.py": [["--jobs=-1"], ["--pddl_root=/no/such/root", "--domains=blocks"]],
-    "build_dataset.py": [["--pddl_root=/no/such/root"]],
+    "generate_problems.py": [["--seed=abc"], [f"--out_root={A_FILE}"]],
+    "generate_plans.py": [
+        ["--jobs=-1"],
+        ["--pddl_root=/no/such/root", "--domains=blocks"],
+        ["--domains=foo"],
+        [f"--workdir={A_FILE}"],
+    ],
+    "build_dataset.py": [["--pddl_root=/no/such/root"], ["--plans_dir=/x", f"--out_dir={A_FILE}"]],
     "train.py": [
         [CONFIG, "--config.lstm.epoch=3", "--workdir=/tmp/x"],
         ["--config=/no/such.py", "--workdir=/tmp/x"],
+        [NOT_PYTHON, "--workdir=/tmp/x"],
         [f"--config={REPO}/configs/recommended.py", "--workdir=/tmp/x"],  # no --config.data.domain
     ],
     "evaluate.py": [["--workdir=/no/such/run"], ["--workdir=/tmp/x", "--beam_width=0"], ["--max_in_flight=0"]],
-    "plan.py": [["--workdir=/no/such/run", "--domain=d.pddl", "--problem=p.pddl", "--out=/no/such/dir/plan.txt"]],
+    "plan.py": [
+        ["--workdir=/no/such/run", "--domain=d.pddl", "--problem=p.pddl", "--out=/no/such/dir/plan.txt"],
+        ["--workdir=/no/such\nrun", "--domain=d.pddl", "--problem=p.pddl"],  # a newline in a file name
+        [f"--workdir=/no/{'long-folder-name/' * 25}run", "--domain=d.pddl", "--problem=p.pddl"],  # 432 characters
+    ],
     "run_experiment.py": [
         [CONFIG, "--workdir=/tmp/x", "--seeds=abc"],
+        [CONFIG, "--workdir=/tmp/x", "--seeds="],
         [CONFIG, "--workdir=/tmp/x", "--config.xgb.rounds=0"],
     ],
-    "sweep.py": [["--sweep_dir=/tmp/x", "--parallel=0"]],
-    "report.py": [["--sweep_dir=/no/such/sweep"]],
+    "sweep.py": [["--sweep_dir=/tmp/x", "--parallel=0"], [f"--sweep_dir={A_FILE}"]],
+    "report.py": [["--sweep_dir=/no/such/sweep"], ["--sweep_dir=/tmp/x", f"--out_dir={A_FILE}"]],
 }
 
 
@@ -54,3 +68,4 @@ def test_cheap_failures_exit_2_with_one_line(script, args):
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr and len(errors) == 1 and len(errors[0]) < 300, proc.stderr[-2000:]
+    assert proc.stderr.splitlines()[-1] == errors[0], proc.stderr[-2000:]  # the error is the last line, whole

@@ -33,9 +33,10 @@ from typing import Any
 import numpy as np
 from absl import logging
 
-from statecentric_jax.atomic import replace_atomically
+from statecentric_jax.atomic import read_own_text, replace_atomically
 from statecentric_jax.embedding.encoders import KINDS, Encoder, WLSettings, fit_encoder, load_encoder
 from statecentric_jax.errors import InputError
+from statecentric_jax.planning.plans import PlanError, simulate
 from statecentric_jax.planning.tasks import Task, load_task
 from statecentric_jax.problems import layout
 from statecentric_jax.problems.plan_generation import read_trajectories
@@ -122,8 +123,26 @@ def load_split_tasks(pddl_root: str | os.PathLike, plans_dir: str | os.PathLike,
                 raise InputError(
                     path, f"problem '{record['problem']}': a state names unknown object(s) {', '.join(sorted(unknown))}"
                 )
-        loaded.append((task, [frozenset(state) for state in record["states"]]))
+        states = [frozenset(state) for state in record["states"]]
+        _check_follows(path, record, task, states)
+        loaded.append((task, states))
     return loaded
+
+
+def _check_follows(path: pathlib.Path, record: dict, task: Task, states: list[frozenset[str]]) -> None:
+    """A trajectory must start at the problem's initial state and each step be its action's transition: the
+    stored plan is replayed and must give the stored states (an edited or reordered file trains nothing)."""
+    name, plan = record["problem"], record["plan"]
+    try:
+        replayed = simulate(task, plan, require_goal=False)  # a trajectory need not end at the goal
+    except PlanError as e:
+        raise InputError(
+            path, f"problem '{name}': its plan does not replay ({e.reason}): regenerate the plans"
+        ) from None
+    for t, (state, expected) in enumerate(zip(states, replayed)):
+        if state != expected:
+            what = "the problem's initial state" if t == 0 else f"the result of step {t}, {plan[t - 1]}"
+            raise InputError(path, f"problem '{name}': state {t} is not {what}: regenerate the plans")
 
 
 def _root_splits(pddl_root: str | os.PathLike, domain: str) -> list[str]:
@@ -227,10 +246,8 @@ def _embed_split(
 
 
 def _stored_encoder_key(out_dir: pathlib.Path) -> str | None:
-    try:
-        return (out_dir / "encoder.key").read_text().strip()
-    except OSError:
-        return None
+    key = read_own_text(out_dir / "encoder.key")
+    return None if key is None else key.strip()
 
 
 def _write_encoder_key(out_dir: pathlib.Path, key: str) -> None:

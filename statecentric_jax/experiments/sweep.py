@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import importlib.util
 import json
 import os
 import pathlib
@@ -33,6 +32,7 @@ from tqdm import tqdm
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import open_for_append, write_text
+from statecentric_jax.cli import load_config_file
 from statecentric_jax.embedding.config import ENCODINGS
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.config import MODEL_KINDS
@@ -102,14 +102,7 @@ def load_config(
 
     Absolute paths keep the runs' recorded configs meaningful from any working directory.
     """
-    spec = importlib.util.spec_from_file_location(f"_sweep_config_{path.stem}", path)
-    try:
-        assert spec is not None and spec.loader is not None, "a .py path always has a spec"
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        config = module.get_config()
-    except Exception as e:  # a config file is user input: any failure is bad input
-        raise InputError(path, f"cannot load config ({type(e).__name__}: {e})") from None
+    config = load_config_file(path)
     config.data.pddl_root = os.path.abspath(pddl_root or config.data.pddl_root)
     config.data.cache_dir = os.path.abspath(cache_dir or config.data.cache_dir)
     config_lib.check(config)

@@ -11,11 +11,13 @@ XLA compiles only a handful of shapes.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging as std_logging
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import flax.linen as nn
@@ -173,6 +175,37 @@ def _short(error: Exception) -> str:
     return f"{type(error).__name__}: {text[:120]}"
 
 
+def _shapes(tree: Any) -> dict[str, tuple[int, ...]]:
+    """Each array's shape by its path in the parameter tree (stored metadata or abstract arrays)."""
+    leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
+    return {jax.tree_util.keystr(path): tuple(leaf.shape) for path, leaf in leaves}
+
+
+@contextlib.contextmanager
+def _without_closed_loop_noise() -> Iterator[None]:
+    """A restore that fails on one array leaves tensorstore reads of the others in flight; their callbacks
+    find orbax's event loop closed and print tracebacks after the one error line. Those, and only those,
+    are dropped while restoring, with orbax's warnings about what it could not read (the error says it)."""
+    hook = sys.unraisablehook
+    logs = [std_logging.getLogger(name) for name in ("asyncio", "absl")]  # absl: orbax's own warnings
+    levels = [log.level for log in logs]
+
+    def quiet(unraisable: Any) -> None:
+        error = unraisable.exc_value
+        if not (isinstance(error, RuntimeError) and str(error) == "Event loop is closed"):
+            hook(unraisable)
+
+    sys.unraisablehook = quiet
+    for log in logs:
+        log.setLevel(std_logging.CRITICAL)
+    try:
+        yield
+    finally:
+        sys.unraisablehook = hook
+        for log, level in zip(logs, levels):
+            log.setLevel(level)
+
+
 def load(directory: str | os.PathLike, dim: int, mode: str, settings: ml_collections.ConfigDict) -> LSTMModel:
     """Restore a checkpoint onto this machine's default device (CPU or GPU)."""
     directory = os.path.abspath(directory)
@@ -183,15 +216,25 @@ def load(directory: str | os.PathLike, dim: int, mode: str, settings: ml_collect
         lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding),
         jax.eval_shape(lambda: init_params(dim, settings, mode, 0)),
     )
-    asyncio_log = std_logging.getLogger("asyncio")
-    level = asyncio_log.level
-    asyncio_log.setLevel(std_logging.CRITICAL)  # a failed restore leaves orbax's tasks logging tracebacks
     try:
-        params = ocp.StandardCheckpointer().restore(directory, abstract)
+        with _without_closed_loop_noise(), ocp.StandardCheckpointer() as checkpointer:
+            metadata = checkpointer.metadata(directory).item_metadata
+            if metadata is None:
+                raise InputError(directory, "corrupt LSTM checkpoint (its metadata cannot be read)")
+            stored = _shapes(metadata.tree)
+            expected = _shapes(abstract)
+            if stored != expected:  # checked before restoring: a failed restore leaves reads in flight
+                key = next(iter(sorted(k for k in {*stored, *expected} if stored.get(k) != expected.get(k))))
+                raise InputError(
+                    directory,
+                    f"not a checkpoint of this model: {key} has shape {stored.get(key)}, expected {expected.get(key)}"
+                    " (config lstm.hidden, lstm.layers or the encoder changed?)",
+                )
+            params = checkpointer.restore(directory, abstract)
+    except InputError:
+        raise
     except Exception as e:  # orbax/tensorstore raise many types for unreadable or mismatched data
         raise InputError(directory, f"corrupt LSTM checkpoint or not one of this model ({_short(e)})") from None
-    finally:
-        asyncio_log.setLevel(level)
     return LSTMModel(params, dim, settings.hidden, settings.layers, mode)
 
 

@@ -230,5 +230,5 @@ def load_model(workdir: str | os.PathLike, domain: str | None = None, encoding: 
     settings = learning_config.model_settings(config)
     model = _KINDS[kind].load(workdir / CHECKPOINT_DIR, encoder.dim, config.model.mode, settings)
     own, goal_paths = learning_config.own_value_embedding(config), learning_config.value_goal_paths(config) > 0
-    cost_to_go = value.load(workdir, own, goal_paths) if config.value.kind != "none" else None
+    cost_to_go = value.load(workdir, encoder.dim, own, goal_paths) if config.value.kind != "none" else None
     return LoadedModel(model, encoder, config, cost_to_go)

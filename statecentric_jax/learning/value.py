@@ -92,12 +92,21 @@ class RidgeCostToGo:
     encoder: Encoder | None = None  # its own φ; None: the transition model's
     goal_paths: GoalPathEncoder | None = None  # beside φ, the last columns
 
+    @property
+    def reads_model_embedding(self) -> bool:
+        """Whether `embed` reads the transition model's embeddings (it has no φ of its own)."""
+        return self.encoder is None
+
     def embed(
-        self, pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None], embeddings: np.ndarray
+        self, pairs: Sequence[Pair], parents: Sequence[frozenset[str] | None], embeddings: np.ndarray | None
     ) -> np.ndarray:
-        """Its features of (task, state) pairs: the transition model's `embeddings` of them, or its own φ;
-        with goal paths beside."""
-        phi = embeddings if self.encoder is None else np.asarray(self.encoder.embed(pairs, parents), np.float32)
+        """Its features of (task, state) pairs: the transition model's `embeddings` of them (None where
+        `reads_model_embedding` is false), or its own φ; with goal paths beside."""
+        if self.encoder is None:
+            assert embeddings is not None  # reads_model_embedding: the expander embedded them
+            phi = embeddings
+        else:
+            phi = np.asarray(self.encoder.embed(pairs, parents), np.float32)
         if self.goal_paths is None:
             return phi
         return np.hstack([phi, self.goal_paths.embed(pairs, parents)])
@@ -168,18 +177,27 @@ def fit(
     return model, {"alpha": alpha, "features": features, **dims, "validation_mse_fit_on_train": held_out}
 
 
-def load(directory: str | os.PathLike, own_embedding: bool = False, goal_paths: bool = False) -> RidgeCostToGo:
-    """The cost-to-go saved in `directory`; `own_embedding`: with its own encoder (config value.embedding);
-    `goal_paths`: with goal paths beside φ (config value.goal_paths)."""
+def load(
+    directory: str | os.PathLike, phi_dim: int | None = None, own_embedding: bool = False, goal_paths: bool = False
+) -> RidgeCostToGo:
+    """The cost-to-go saved in `directory`; `phi_dim`: the transition model's embedding size, which its weights
+    must fit (None: unchecked); `own_embedding`: with its own encoder (config value.embedding), whose size they
+    must fit instead; `goal_paths`: with goal paths beside φ (config value.goal_paths)."""
     path = pathlib.Path(directory) / VALUE_FILE
     encoder = load_encoder(pathlib.Path(directory) / ENCODER_FILE) if own_embedding else None
     paths = GoalPathEncoder.load(pathlib.Path(directory) / GOAL_PATHS_FILE) if goal_paths else None
+    dim = encoder.dim if encoder is not None else phi_dim
     try:
         with np.load(path) as data:
             if int(data["format"]) != _FORMAT:
                 raise InputError(path, f"value model format {int(data['format'])}, expected {_FORMAT}")
-            return RidgeCostToGo(data["weights"], float(data["bias"]), float(data["alpha"]), encoder, paths)
+            model = RidgeCostToGo(data["weights"], float(data["bias"]), float(data["alpha"]), encoder, paths)
     except FileNotFoundError:
         raise InputError(path, "no value model here (config value.kind is set, but it was not trained)") from None
     except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as e:
         raise InputError(path, f"corrupt value model file ({type(e).__name__})") from None
+    if dim is not None:  # checked now, not when decoding first multiplies by them
+        expected = 2 * (dim + (paths.dim if paths is not None else 0))
+        if model.weights.shape != (expected,):
+            raise InputError(path, f"weights of shape {model.weights.shape}, expected ({expected},): not this run's")
+    return model

@@ -34,7 +34,7 @@ from typing import Any
 from absl import logging
 from tqdm import tqdm
 
-from statecentric_jax.atomic import exclusive_lock, open_for_append, write_text
+from statecentric_jax.atomic import check_writable, exclusive_lock, open_for_append, read_own_lines, write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.ensemble import load_run
 from statecentric_jax.learning.train import CONFIG_FILE, METRICS_FILE, SIZE_FILE, TRAINING_FILE, LoadedModel
@@ -162,16 +162,27 @@ def run_fingerprint(workdir: pathlib.Path, settings: DecodeConfig, member_dirs: 
 def _read_finished(path: pathlib.Path, fingerprints: dict[str, str]) -> dict[str, dict]:
     """Records of instances already evaluated with the same model, settings and problem file."""
     finished = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn line of a killed run
-            key = record.get("problem_file") if isinstance(record, dict) else None
-            if key in fingerprints and record.get("fingerprint") == fingerprints[key]:
-                finished[key] = record
+    for record in read_own_lines(path):  # torn lines of a killed run, and garbage, are left out
+        key = record.get("problem_file") if isinstance(record, dict) else None
+        if key in fingerprints and record.get("fingerprint") == fingerprints[key]:
+            finished[key] = record
     return finished
+
+
+def _still_holds(record: dict, domain_file: pathlib.Path, settings: DecodeConfig) -> bool:
+    """Whether a stored record may be reused: a solved one only if its plan still replays to the goal within
+    the horizon (a record edited after it was written, with its fingerprint kept, is decoded again)."""
+    if record.get("solved") is not True:
+        return True
+    plan = record.get("plan")
+    if not isinstance(plan, list):
+        return False
+    try:
+        task = load_task(domain_file, record["problem_file"])
+        simulate(task, plan, require_goal=True)
+    except (InputError, KeyError, TypeError, AttributeError):
+        return False
+    return record.get("plan_length") == len(plan) <= settings.horizon(task) and record.get("outcome") == "goal"
 
 
 def evaluate(
@@ -201,11 +212,14 @@ def evaluate(
     val_binary = shutil.which("Validate") if use_val else None
     if use_val and val_binary is None:
         raise InputError(None, "--use_val asks for VAL, but no 'Validate' binary is on PATH")
-    out_dir = pathlib.Path(out_dir) if out_dir is not None else workdir / "eval" / split
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if problem_files is None:
+    if split in ("", ".", "..") or pathlib.PurePath(split).name != split:
+        raise InputError(split, "not a split name (a folder name under the domain, such as test-extrapolation)")
+    if problem_files is None:  # an unknown split is refused before its folder is made
         problem_files = layout.problem_files(pddl_root, config.data.domain, split)
     files = [pathlib.Path(p).resolve() for p in problem_files]
+    out_dir = pathlib.Path(out_dir) if out_dir is not None else workdir / "eval" / split
+    check_writable(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
     with exclusive_lock(out_dir, f"an evaluation of {split}"):
         return _evaluate_locked(
             loaded, workdir, out_dir, split, pddl_root, settings, cost_to_go, val_binary, files, reuse
@@ -237,6 +251,7 @@ def _evaluate_locked(
         for key, record in _read_finished(other, fingerprints).items():
             reused += key not in finished
             finished.setdefault(key, record)
+    finished = {key: r for key, r in finished.items() if _still_holds(r, domain_file, settings)}
     tasks, records = [], dict(finished)
     for problem_file in problem_files:
         if str(problem_file) in finished:
@@ -332,6 +347,7 @@ def plan_problem(
     out = pathlib.Path(out)
     if out.is_dir() or not out.parent.is_dir():
         raise InputError(out, "cannot write the plan here (a directory, or its folder does not exist)")
+    check_writable(out.parent)
     result = decode_problem(workdir, domain_file, problem_file, **decoding)
     if result.solved:
         write_text(out, format_plan(result.plan))
@@ -344,6 +360,12 @@ def decode_problem(
     """Decode one problem with a trained run; a plan that does not reach the goal is not solved (`check_plan`)."""
     loaded = load_run(workdir)
     task = load_task(domain_file, problem_file)
+    if task.predicates != loaded.encoder.predicates:
+        raise InputError(
+            problem_file,
+            f"a problem of domain '{task.domain_name}', not of the run's domain '{loaded.config.data.domain}'"
+            " (its predicates differ)",
+        )
     settings = decode_config(loaded.config, **decoding)
     decoded = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go_for(loaded, settings))[0]
     return check_plan(task, decoded, settings)

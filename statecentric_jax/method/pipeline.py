@@ -30,7 +30,7 @@ import ml_collections
 from absl import logging
 
 from statecentric_jax import config as config_lib
-from statecentric_jax.atomic import write_text
+from statecentric_jax.atomic import exclusive_lock, write_text
 from statecentric_jax.embedding import config as embedding_config
 from statecentric_jax.embedding import datasets
 from statecentric_jax.embedding.encoders import Encoder, WLSettings
@@ -204,8 +204,17 @@ def run_experiment(
     seeds: Sequence[int] = SEEDS,
     splits: Sequence[str] = EVALUATION_SPLITS,
 ) -> dict:
-    """Train and evaluate one configuration for each seed; returns success rates per split and seed."""
+    """Train and evaluate one configuration for each seed; returns success rates per split and seed.
+    One experiment at a time works in `workdir` (`.lock`): a second is refused in one line."""
     workdir = pathlib.Path(workdir)
+    config_lib.check(config)  # a bad config makes no workdir
+    with exclusive_lock(workdir, "an experiment"):
+        return _run_experiment_locked(config, workdir, seeds, splits)
+
+
+def _run_experiment_locked(
+    config: ml_collections.ConfigDict, workdir: pathlib.Path, seeds: Sequence[int], splits: Sequence[str]
+) -> dict:
     rates: dict[str, dict[str, float]] = {}
     todo = {}
     for seed in seeds:

@@ -156,9 +156,10 @@ def _error_line(stderr: str, stdout: str) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def _attempt(
+def attempt(
     domain_file: str, problem_file: str, config: SearchConfig, memory_limit_mb: int
-) -> tuple[Attempt, list[str] | None]:
+) -> tuple[Attempt, list[str] | None, str]:
+    """One configuration on one problem: what it did, its plan (None without one) and the planner's log."""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="fast-downward-") as tmp:
         plan_file = os.path.join(tmp, "plan")
@@ -191,7 +192,7 @@ def _attempt(
             status, reason = "timeout", _OUT_OF_RESOURCES[code]
         else:
             status, reason = "error", f"Fast Downward failed (exit code {code}): {_error_line(stderr, stdout)}"
-    return Attempt(config.search, status, round(seconds, 3), reason), plan
+    return Attempt(config.search, status, round(seconds, 3), reason), plan, stdout
 
 
 def solve(
@@ -215,9 +216,9 @@ def solve(
         return SolveResult("error", None, None, 0.0, str(e))
     attempts = []
     for config in configs:
-        attempt, plan = _attempt(domain_file, problem_file, config, memory_limit_mb)
-        attempts.append(attempt)
-        if attempt.status != "timeout":
+        tried, plan, _ = attempt(domain_file, problem_file, config, memory_limit_mb)
+        attempts.append(tried)
+        if tried.status != "timeout":
             break
     seconds = round(sum(a.seconds for a in attempts), 3)
     last = attempts[-1]

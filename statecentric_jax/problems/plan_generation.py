@@ -33,7 +33,7 @@ from typing import Any, TypeGuard
 
 from absl import logging
 
-from statecentric_jax.atomic import replace_atomically, write_text
+from statecentric_jax.atomic import check_writable, read_own_json, read_own_text, replace_atomically, write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.plans import format_plan, simulate, write_plan
 from statecentric_jax.planning.tasks import check_domain, load_task
@@ -119,11 +119,8 @@ def _limits(configs: Sequence[fast_downward.SearchConfig], memory_limit_mb: int)
 
 
 def _read_record(path: pathlib.Path) -> dict | None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None  # absent, or unreadable: solve again
+    record = read_own_json(path)
+    return record if isinstance(record, dict) else None  # absent, or garbage: solve again
 
 
 def _reusable(record: dict | None, problem_file: pathlib.Path, inputs: str | None, limits: dict) -> TypeGuard[dict]:
@@ -234,7 +231,7 @@ class _Split:
         plans.mkdir(exist_ok=True)
         for r in solved:
             path = plans / f"{r['problem']}.plan"
-            if not (path.is_file() and path.read_text(encoding="utf-8") == format_plan(r["plan"])):
+            if read_own_text(path) != format_plan(r["plan"]):
                 replace_atomically(path, functools.partial(write_plan, actions=r["plan"]))
 
 
@@ -252,6 +249,45 @@ def _log(done: int, total: int, group: _Split, record: dict) -> None:
         )
     else:
         logging.warning("[%d/%d] %s: %s", done, total, record["status"], record["message"])
+
+
+def _check_arguments(
+    pddl_root: str | os.PathLike,
+    workdir: str | os.PathLike,
+    domains: Sequence[str] | None,
+    splits: Sequence[str],
+    astar_time_limit: float,
+    gbfs_time_limit: float,
+    memory_limit_mb: int,
+) -> list[str]:
+    """Refuse, before any work, what no problem could succeed with; returns the domains to solve. A domain
+    folder without its domain file, or a split absent from some domains, stays a failure of those splits
+    only (the batch goes on)."""
+    for flag, number in (("astar_time_limit", astar_time_limit), ("gbfs_time_limit", gbfs_time_limit)):
+        if not number > 0:
+            raise InputError(f"--{flag}", f"{number} is not a positive number of seconds")
+    if memory_limit_mb < 1:
+        raise InputError("--memory_limit_mb", f"{memory_limit_mb} is not a positive number of MiB")
+    if not pathlib.Path(pddl_root).is_dir():
+        raise InputError(pddl_root, "PDDL root is not a directory")
+    available = layout.available_domains(pddl_root)
+    root = pathlib.Path(pddl_root)
+    folders = [d for d in domains or () if d in available or (root / d).is_dir() or (root / "domains" / d).is_dir()]
+    unknown = [d for d in domains or () if d not in folders]
+    if unknown:
+        raise InputError(
+            "--domains", f"no domain {', '.join(unknown)} under {pddl_root} (found: {', '.join(available)})"
+        )
+    domains = list(domains or available)
+    found = {p.name for d in domains if d in available for p in layout.domain_dir(pddl_root, d).iterdir() if p.is_dir()}
+    if not found & set(splits):  # nothing to do; a split missing from some domains is their failure, reported
+        raise InputError(
+            "--splits",
+            f"no split {', '.join(splits) or '(none named)'} in {', '.join(domains)}"
+            f" (found: {', '.join(sorted(found))})",
+        )
+    check_writable(workdir)
+    return domains
 
 
 def generate_plans(
@@ -274,13 +310,12 @@ def generate_plans(
     `fallback`: the second tier's search (fast_downward.FALLBACKS), run for `gbfs_time_limit` seconds.
     """
     fast_downward.driver_path()  # fail once, up front, if the planner is missing
-    if not pathlib.Path(pddl_root).is_dir():
-        raise InputError(pddl_root, "PDDL root is not a directory")
+    domains = _check_arguments(pddl_root, workdir, domains, splits, astar_time_limit, gbfs_time_limit, memory_limit_mb)
     configs = fast_downward.default_configs(astar_time_limit, gbfs_time_limit, fallback)
     limits = _limits(configs, memory_limit_mb)
     summary = Summary(strict=strict)
     todo: list[tuple[_Split, pathlib.Path]] = []
-    for domain in domains or layout.available_domains(pddl_root):
+    for domain in domains:
         for split in splits:
             try:
                 group = _Split(pddl_root, pathlib.Path(workdir), domain, split)

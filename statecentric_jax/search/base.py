@@ -4,37 +4,26 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import enum
 import gc
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, get_args
+
+import numpy as np
 
 from statecentric_jax.embedding.encoders import StateEncoder
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning.transitions import TransitionModel
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import Task
-from statecentric_jax.search import scoring
+from statecentric_jax.search import open_lists, scoring, strategies
 from statecentric_jax.search.expander import Node, Problem
+from statecentric_jax.search.outcome import Outcome
 
-StrategyName = Literal["beam", "beam_backtrack", "best_first", "restarts"]
-STRATEGIES: tuple[str, ...] = get_args(StrategyName)
+STRATEGIES: tuple[str, ...] = tuple(strategies.STRATEGIES)  # decode.strategy, for command-line enums
 Priority = Literal["cumulative", "last"]
 PRIORITIES: tuple[str, ...] = get_args(Priority)
-Exploration = Literal["none", "type", "novelty", "preferred", "greedy"]
-EXPLORATIONS: tuple[str, ...] = get_args(Exploration)
-
-
-class Outcome(str, enum.Enum):
-    """Why decoding of an instance stopped (besides "cannot encode: <reason>")."""
-
-    GOAL = "goal"
-    HORIZON = "horizon"
-    DEAD_END = "dead end"
-    BUDGET = "budget"
-    TIMEOUT = "timeout"  # decode.time_limit reached
-    MEMORY = "memory"  # decode.memory_limit_mb reached
+EXPLORATIONS: tuple[str, ...] = tuple(open_lists.EXPLORATIONS)  # decode.exploration, for command-line enums
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,12 +33,12 @@ class DecodeConfig:
     horizon_base: int = 100
     horizon_per_object: int = 10
     max_in_flight: int = 256  # instances decoded together (bounds memory)
-    strategy: StrategyName = "beam"  # the paper's
+    strategy: str = "beam"  # the paper's; a name of strategies.STRATEGIES
     budget: int = 10_000  # node expansions per instance (all strategies but the paper's beam)
     priority: Priority = "cumulative"  # best-first without a cost-to-go: sum of step distances, or the last one
     value_weight: float = 0.0  # best-first with a cost-to-go: value + weight * distance (0: distance breaks ties)
     path_weight: float = 0.0  # best-first with a cost-to-go: + weight * plan length so far (0: greedy)
-    exploration: Exploration = "none"  # best-first with a cost-to-go: every other expansion from a second queue
+    exploration: str = "none"  # best-first with a cost-to-go: a second queue (open_lists.EXPLORATIONS)
     goal_agenda: int = 0  # decode in stages, each with this many more goals (search/agenda.py); 0: the whole goal
     action_elimination: bool = False  # drop the steps a solved plan does not need (planning/elimination.py)
     time_limit: float = 0.0  # seconds per problem, checked between expansions (outcome "timeout"); 0: none
@@ -122,6 +111,9 @@ class Instance:
     root: Node
     steps: int = 0  # rounds of expansion
     expanded: int = 0  # nodes expanded
+    # (parent node, child state) pairs -> their model distances, where a strategy asks for them only when
+    # they decide (`strategies.distances_only_break_ties`); None: every expansion comes with them
+    tie_distances: Callable[[Sequence[tuple[Node, frozenset]]], np.ndarray] | None = None
 
 
 def start(

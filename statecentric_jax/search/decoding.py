@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Sequence
 
@@ -29,7 +30,7 @@ from statecentric_jax.search.agenda import Agenda
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, Instance, Outcome, collector_paused, finish, start
 from statecentric_jax.search.expander import CostToGo, DecodeStats, Expander
 from statecentric_jax.search.limits import Limits
-from statecentric_jax.search.strategies import Strategy, make_strategy
+from statecentric_jax.search.strategies import Strategy, distances_only_break_ties, make_strategy
 
 StrategyFactory = Callable[[DecodeConfig, Instance, bool], Strategy]
 
@@ -62,6 +63,7 @@ def decode(
             on_result(result)
 
     guided = cost_to_go is not None
+    lazy = distances_only_break_ties(config, guided, model.init_carry(1) is None)
 
     def next_stage(i: int, agenda: Agenda) -> tuple[Instance, Strategy, Agenda] | None:
         """Start problem i's next stage (the whole problem without a goal agenda); None when it is done."""
@@ -77,6 +79,8 @@ def decode(
                 result = finish(inst, Outcome.GOAL, inst.root)
             else:
                 inst.horizon -= len(agenda.plan)  # the whole plan must fit the problem's horizon
+                if lazy:
+                    inst.tie_distances = functools.partial(expander.tie_distances, inst.problem)
                 return inst, make(settings, inst, guided), agenda
             final = agenda.stage_done(result, 0)
             if final is not None:
@@ -93,12 +97,15 @@ def decode(
                 i = pending.popleft()
                 if (started := next_stage(i, Agenda(tasks[i], config.goal_agenda))) is not None:
                     active.append(started)
+            t0 = time.perf_counter()
             requests, owner = [], []
             for k, (inst, strategy, _) in enumerate(active):
                 for node, skip in strategy.select():
                     requests.append((inst.problem, node, skip))
                     owner.append(k)
-            expansions = expander.expand(requests)
+            stats.add("strategy", time.perf_counter() - t0)
+            expansions = expander.expand(requests, predict=not lazy)
+            t0 = time.perf_counter()
             grouped: list[list] = [[] for _ in active]
             for k, expansion in zip(owner, expansions):
                 grouped[k].append(expansion)
@@ -124,5 +131,6 @@ def decode(
                 elif (started := next_stage(inst.index, agenda)) is not None:
                     still_active.append(started)
             active = still_active
+            stats.add("strategy", time.perf_counter() - t0)
     stats.add("total", time.perf_counter() - t_begin)
     return results  # type: ignore[return-value]  # every slot was filled

@@ -46,8 +46,11 @@ State = frozenset
 class CostToGo(Protocol):
     """A learned estimate of the remaining plan length from its features of a state and a goal."""
 
+    @property
+    def reads_model_embedding(self) -> bool: ...  # whether `embed` reads the transition model's embeddings
+
     def embed(
-        self, pairs: Sequence[tuple[Task, State]], parents: Sequence[State], embeddings: np.ndarray
+        self, pairs: Sequence[tuple[Task, State]], parents: Sequence[State], embeddings: np.ndarray | None
     ) -> np.ndarray: ...
 
     def estimate(self, states: np.ndarray, goals: np.ndarray) -> np.ndarray: ...
@@ -99,15 +102,15 @@ class Expansion:
     node: Node
     actions: list[str]
     states: list[State]
-    embeddings: np.ndarray  # [C, D]
-    distances: np.ndarray  # [C] float32, to the model's prediction for `node`
+    embeddings: np.ndarray | None  # [C, D]; None: not embedded (nothing reads them: `expand`)
+    distances: np.ndarray | None  # [C] float32, to the model's prediction for `node`; None: not predicted
     values: np.ndarray | None  # [C] cost-to-go estimates, when a cost-to-go model is given
     carry: Any  # the carry the children are expanded with
 
     def child(self, index: int, score: float) -> Node:
         return Node(
             self.states[index],
-            self.embeddings[index],
+            None if self.embeddings is None else self.embeddings[index],
             (self.actions[index], self.node.plan),
             self.node.depth + 1,
             score,
@@ -118,16 +121,23 @@ class Expansion:
 
 @dataclasses.dataclass
 class DecodeStats:
-    """Where decoding time went (seconds); with a model thread, `model` overlaps the others."""
+    """Where decoding time went (seconds), and how many nodes it expanded and generated. `model` runs in a
+    thread of its own, beside successors and embedding; `model_wait` is what the decoding thread then still
+    waited for it; `strategy` is the strategies' own work (queues, closed lists)."""
 
     model: float = 0.0
     successors: float = 0.0
     embedding: float = 0.0
+    cost_to_go: float = 0.0  # its own features (where it has them) and its estimates
     distances: float = 0.0
+    model_wait: float = 0.0
+    strategy: float = 0.0
     total: float = 0.0
+    expanded: int = 0
+    generated: int = 0  # successors not skipped, one per (expanded node, successor)
 
-    def add(self, field: str, seconds: float) -> None:
-        setattr(self, field, getattr(self, field) + seconds)
+    def add(self, field: str, amount: float) -> None:
+        setattr(self, field, getattr(self, field) + amount)
 
 
 def stack_carries(carries: Sequence[Any]) -> Any:
@@ -177,17 +187,22 @@ class Expander:
             self.stats.add("embedding", time.perf_counter() - t0)
         return [node.embedding for _, node in nodes if node.embedding is not None]
 
-    def expand(self, requests: Sequence[tuple[Problem, Node, Container[State]]]) -> list[Expansion]:
-        """Expand each (problem, node, states to skip) request; one Expansion per request, in order."""
+    def expand(
+        self, requests: Sequence[tuple[Problem, Node, Container[State]]], predict: bool = True
+    ) -> list[Expansion]:
+        """Expand each (problem, node, states to skip) request; one Expansion per request, in order.
+        `predict=False` (a stateless model whose distances only break ties: `tie_distances`): no model call."""
         if not requests:
             return []
         # 1. One model call for every node, in the model thread while 2 and 3 run here.
-        states = np.stack(self._embeddings([(problem, node) for problem, node, _ in requests]))
         goals = np.stack([problem.goal for problem, _, _ in requests])
-        carry = stack_carries([node.carry for _, node, _ in requests])
-        started = threading.Event()
-        prediction = self.model_thread.submit(self._predict, states, goals, carry, started)
-        started.wait()  # hand the GIL over, or the model would start only after steps 2 and 3 (module docstring)
+        prediction = None
+        if predict:
+            states = np.stack(self._embeddings([(problem, node) for problem, node, _ in requests]))
+            carry = stack_carries([node.carry for _, node, _ in requests])
+            started = threading.Event()
+            prediction = self.model_thread.submit(self._predict, states, goals, carry, started)
+            started.wait()  # hand the GIL over, or the model would start only after steps 2 and 3 (module docstring)
 
         # 2. Successors not to be skipped; each distinct state of an instance is embedded once.
         t0 = time.perf_counter()
@@ -213,35 +228,46 @@ class Expander:
             children.append(states_of)
         self.stats.add("successors", time.perf_counter() - t0)
 
-        # 3. One embedding call for all candidates of all nodes.
-        t0 = time.perf_counter()
-        embedded = self.encoder.embed(pairs, parents) if pairs else np.zeros((0, self.encoder.dim), np.float32)
-        embedded = np.asarray(embedded, dtype=np.float32)
-        self.stats.add("embedding", time.perf_counter() - t0)
+        # 3. One embedding call for all candidates of all nodes; none where only the model would read them and
+        # it is not called (a cost-to-go with a φ of its own, distances only where they break ties).
+        embedded = None
+        if predict or self.cost_to_go is None or self.cost_to_go.reads_model_embedding:
+            t0 = time.perf_counter()
+            embedded = self.encoder.embed(pairs, parents) if pairs else np.zeros((0, self.encoder.dim), np.float32)
+            embedded = np.asarray(embedded, dtype=np.float32)
+            self.stats.add("embedding", time.perf_counter() - t0)
 
         # 3b. The cost-to-go's features: the same embeddings, or (with a φ of its own) its own embedding.
         features = embedded
         if self.cost_to_go is not None and pairs:
             t0 = time.perf_counter()
             features = self.cost_to_go.embed(pairs, parents, embedded)
-            self.stats.add("embedding", time.perf_counter() - t0)
+            self.stats.add("cost_to_go", time.perf_counter() - t0)
 
         # 4. Distances (and cost-to-go estimates) of every candidate to its node's prediction, in one call.
-        targets, carry = prediction.result()
         t0 = time.perf_counter()
         counts = [len(states_of) for states_of in children]
         owner = np.repeat(np.arange(len(requests)), counts)
         rows_index = np.asarray(rows, np.int64)
-        candidates = embedded[rows_index]
-        dist = scoring.distances(targets[owner], candidates, self.metric)
+        candidates = None if embedded is None else embedded[rows_index]
+        dist, carry, t1 = None, None, t0
+        if prediction is not None:
+            assert candidates is not None  # a predicted expansion is embedded
+            targets, carry = prediction.result()
+            t1 = time.perf_counter()
+            self.stats.add("model_wait", t1 - t0)
+            dist = scoring.distances(targets[owner], candidates, self.metric)
+        t2 = time.perf_counter()
+        self.stats.add("distances", t2 - t1)
         values = None
         if self.cost_to_go is not None:
-            values = (
-                np.asarray(self.cost_to_go.estimate(features[rows_index], goals[owner]), dtype=np.float32)
-                if len(candidates)
-                else np.zeros(0, np.float32)
-            )
-        self.stats.add("distances", time.perf_counter() - t0)
+            values = np.zeros(0, np.float32)
+            if len(rows_index):
+                assert features is not None  # the cost-to-go's own, or the model's embeddings it reads
+                values = np.asarray(self.cost_to_go.estimate(features[rows_index], goals[owner]), dtype=np.float32)
+            self.stats.add("cost_to_go", time.perf_counter() - t2)
+        self.stats.add("expanded", len(requests))
+        self.stats.add("generated", len(rows))
 
         expansions, offset = [], 0
         for i, ((_, node, _), names, states_of) in enumerate(zip(requests, actions, children)):
@@ -251,11 +277,34 @@ class Expander:
                     node=node,
                     actions=names,
                     states=states_of,
-                    embeddings=candidates[offset:end],
-                    distances=dist[offset:end],
+                    embeddings=None if candidates is None else candidates[offset:end],
+                    distances=None if dist is None else dist[offset:end],
                     values=None if values is None else values[offset:end],
                     carry=carry_row(carry, i),
                 )
             )
             offset = end
         return expansions
+
+    def tie_distances(self, problem: Problem, children: Sequence[tuple[Node, State]]) -> np.ndarray:
+        """The distances of (parent node, child state) pairs to their parents' predictions, as `expand` computes
+        them (row by row, so alike): for best-first search whose distances only break ties, computed only
+        among the open nodes of equal priority. Parents' embeddings are dropped again afterwards."""
+        parents = list({id(parent): parent for parent, _ in children}.values())
+        dropped = [parent for parent in parents if parent.embedding is None]
+        states = np.stack(self._embeddings([(problem, parent) for parent in parents]))
+        for parent in dropped:
+            parent.embedding = None
+        t0 = time.perf_counter()
+        targets, _ = self.model.predict_next(states, np.repeat(problem.goal[None], len(parents), 0), None)
+        targets = np.asarray(targets, dtype=np.float32)
+        t1 = time.perf_counter()
+        self.stats.add("model", t1 - t0)
+        pairs = [(problem.task, state) for _, state in children]
+        embedded = np.asarray(self.encoder.embed(pairs, [parent.state for parent, _ in children]), np.float32)
+        t2 = time.perf_counter()
+        self.stats.add("embedding", t2 - t1)
+        row = {id(parent): i for i, parent in enumerate(parents)}
+        distances = scoring.distances(targets[[row[id(parent)] for parent, _ in children]], embedded, self.metric)
+        self.stats.add("distances", time.perf_counter() - t2)
+        return distances

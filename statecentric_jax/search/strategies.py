@@ -14,22 +14,13 @@ all model, embedding and distance work, batched across instances.
   budget, complete on finite state spaces. Priority: the summed or last-step distance to
   the model's predictions, or a learned cost-to-go (plus `value_weight` × distance, plus
   `path_weight` × the plan length so far, as weighted A* does; the distance breaks ties).
-  With a cost-to-go and `exploration`, every other expansion comes from a second queue, as
-  planners alternate queues against plateaus and local minima of their heuristic:
-  `type`: a random open node of a random type (rounded cost-to-go, depth), seeded per
-  problem (type-based exploration, Xie et al. 2014), which reads no signal but the learned
-  one; `novelty`: the open node of lowest (width, priority), width 1 when the state holds
-  an atom that no state generated before with the same rounded cost-to-go held (best-first
-  width search, Lipovetzky and Geffner 2017), a symbolic, domain-independent signal;
-  `preferred`: the open node of lowest priority among those the transition model preferred,
-  each the child nearest its parent's prediction (a learned policy's preferred successors, as
-  planners keep a queue of preferred operators' successors: Richter and Helmert 2009);
-  `greedy`: the open node of lowest priority without the `path_weight` term, so greedy
-  best-first search alternates with the weighted one, as planners alternate queues over one
-  heuristic (Röger and Helmert 2010), so that a basin of the weighted search is left sooner
-  (for Logistics it moved which problems fail: docs/beyond-the-paper.md).
+  With a cost-to-go and `exploration`, every other expansion comes from a second queue
+  (`search/open_lists.py`).
 - `restarts`: the paper's beam; when it fails, start again with twice the width, until the
   node budget is spent.
+
+`STRATEGIES` names them (`decode.strategy`); each is made by its `from_config(instance, settings, guided)`,
+so a new strategy is one class and one line there.
 """
 
 from __future__ import annotations
@@ -39,15 +30,18 @@ import heapq
 import itertools
 import math
 import operator
-import random
 from collections.abc import Container, Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from statecentric_jax.planning.packing import PackedStates, StatePacker
-from statecentric_jax.search.base import DecodeConfig, Instance, Outcome
 from statecentric_jax.search.expander import Expansion, Node
+from statecentric_jax.search.open_lists import EXPLORATIONS, OpenNode
+from statecentric_jax.search.outcome import Outcome
+
+if TYPE_CHECKING:
+    from statecentric_jax.search.base import DecodeConfig, Instance
 
 Stop = tuple[Outcome, Node | None]
 
@@ -58,12 +52,19 @@ class Strategy(Protocol):
     def update(self, expansions: Sequence[Expansion]) -> Stop | None: ...
 
 
+class StrategyClass(Protocol):
+    """What `STRATEGIES` holds: a strategy class, made per instance from the decoding settings."""
+
+    def from_config(self, inst: Instance, config: DecodeConfig, guided: bool) -> Strategy: ...
+
+
 def _ranked(expansions: Sequence[Expansion]) -> list[tuple[float, Expansion, int]]:
     """All children by summed distance (parent's score + step distance, float32); ties keep
     the order of beam slot, then operator. Non-finite sums are dropped. (Python's stable sort
     on the exact float32 values: for a dozen children it is cheaper than NumPy's.)"""
     ranked = []
     for expansion in expansions:
+        assert expansion.distances is not None  # beams always predict
         totals = (np.float32(expansion.node.score) + expansion.distances).tolist()
         ranked += [(total, expansion, c) for c, total in enumerate(totals) if math.isfinite(total)]
     ranked.sort(key=operator.itemgetter(0))
@@ -75,6 +76,10 @@ class BeamSearch:
         self.inst, self.width, self.steps = inst, width, 0
         inst.root.visited = {inst.root.state}
         self.beam = [inst.root]
+
+    @classmethod
+    def from_config(cls, inst: Instance, config: DecodeConfig, guided: bool) -> BeamSearch:
+        return cls(inst, config.beam_width)
 
     def select(self) -> list[tuple[Node, Container]]:
         return [(node, node.visited) for node in self.beam]  # type: ignore[misc]  # beam nodes have sets
@@ -114,6 +119,10 @@ class BacktrackingBeam(BeamSearch):
         self.alternatives: list = []  # heap of (summed distance, tie, expansion, index) passed over
         self.tie = itertools.count()
 
+    @classmethod
+    def from_config(cls, inst: Instance, config: DecodeConfig, guided: bool) -> BacktrackingBeam:
+        return cls(inst, config.beam_width, config.budget)
+
     def update(self, expansions: Sequence[Expansion]) -> Stop | None:
         self.expanded += len(expansions)
         ranked = _ranked(expansions)
@@ -147,6 +156,10 @@ class Restarts:
         self.inst, self.width, self.budget, self.expanded = inst, width, budget, 0
         self.attempt = BeamSearch(inst, width)
 
+    @classmethod
+    def from_config(cls, inst: Instance, config: DecodeConfig, guided: bool) -> Restarts:
+        return cls(inst, config.beam_width, config.budget)
+
     def select(self) -> list[tuple[Node, Container]]:
         return self.attempt.select()
 
@@ -163,70 +176,15 @@ class Restarts:
         return None
 
 
-class _Open(NamedTuple):
-    """An open node of best-first search and its place in the queue, in one tuple (most are never expanded):
-    ordered by priority, then tie-break, then tie (unique), so the fields after it are never compared."""
-
-    priority: float
-    tiebreak: float  # the transition model's distance when guided by a cost-to-go; 0 otherwise
-    tie: int  # generation order
-    key: int  # the state, packed
-    action: str | None  # None: the root
-    score: float
-    parent: Node | None
-    carry: Any
-
-
-class _Types:
-    """Open nodes by type, for drawing a random type and then a random node of it in O(1)."""
-
-    def __init__(self, seed: int = 0):
-        self.random = random.Random(seed)
-        self.keys: list[tuple] = []  # the types with open nodes
-        self.nodes: dict[tuple, list] = {}
-
-    def add(self, key: tuple, item: Any) -> None:
-        if key not in self.nodes:
-            self.nodes[key] = []
-            self.keys.append(key)
-        self.nodes[key].append(item)
-
-    def pop(self) -> Any | None:
-        """A random item of a random type (removed), or None when there is none."""
-        if not self.keys:
-            return None
-        k = self.random.randrange(len(self.keys))
-        key = self.keys[k]
-        items = self.nodes[key]
-        i = self.random.randrange(len(items))
-        items[i], items[-1] = items[-1], items[i]
-        item = items.pop()
-        if not items:
-            del self.nodes[key]
-            self.keys[k] = self.keys[-1]
-            self.keys.pop()
-        return item
-
-
-class _Lowest:
-    """Open nodes by a key of their own (unique), lowest first."""
-
-    def __init__(self) -> None:
-        self.heap: list = []
-
-    def add(self, key: tuple, item: Any) -> None:
-        heapq.heappush(self.heap, (key, item))
-
-    def pop(self) -> Any | None:
-        return heapq.heappop(self.heap)[1] if self.heap else None
-
-
 class BestFirst:
     """Open nodes and the closed list hold packed states (`planning/packing.py`) and no embeddings, and an
     expanded node keeps none (docs/beyond-the-paper.md, "Memory of best-first search"); a node becomes a `Node`
     again when it is expanded.
     With an exploration queue, every open node is in both queues; a node expanded from one is
-    skipped when the other reaches it."""
+    skipped when the other reaches it.
+    Where the model's distance only breaks ties (`distances_only_break_ties`), expansions come without it
+    and it is computed only among open nodes of equal priority, when one of them is next (`inst.tie_distances`):
+    the same order, mostly without the model."""
 
     def __init__(self, inst: Instance, config: DecodeConfig, guided: bool):
         self.inst, self.config, self.guided = inst, config, guided
@@ -235,13 +193,20 @@ class BestFirst:
         root = self.packer.pack(inst.root.state)
         self.closed.add(root)
         self.tie = itertools.count()
-        self.open = [_Open(0.0, 0.0, next(self.tie), root, None, inst.root.score, None, inst.root.carry)]
+        self.open = [OpenNode(0.0, 0.0, next(self.tie), root, None, inst.root.score, None, inst.root.carry)]
         self.expanded, self.cut_by_horizon = 0, False
-        exploring = guided and config.exploration != "none"
-        self.exploration = (_Types() if config.exploration == "type" else _Lowest()) if exploring else None
-        self.atoms_seen: dict[int, np.ndarray] = {}  # novelty: rounded cost-to-go -> atoms of states with it
+        exploration = EXPLORATIONS[config.exploration] if guided else None
+        self.exploration = exploration(config, self.packer) if exploration is not None else None
         self.taken: set[int] = set()  # open nodes expanded already (from either queue)
         self.selections = 0
+        self.tie_distances = inst.tie_distances  # None: every expansion comes with its distances
+        self.tied: list = []  # with tie_distances: heap of (distance, tie, open node), all of priority tied_priority
+        self.tied_priority = math.inf
+        self.known: dict[int, float] = {}  # with tie_distances: the distances of open nodes computed so far, by tie
+
+    @classmethod
+    def from_config(cls, inst: Instance, config: DecodeConfig, guided: bool) -> BestFirst:
+        return cls(inst, config, guided)
 
     def select(self) -> list[tuple[Node, Container]]:
         self.selections += 1
@@ -249,12 +214,41 @@ class BestFirst:
             while (picked := self.exploration.pop()) is not None:
                 if (node := self._admit(picked)) is not None:
                     return [(node, self.closed)]
-        while self.open:
-            if (node := self._admit(heapq.heappop(self.open))) is not None:
+        while (entry := self._pop()) is not None:
+            if (node := self._admit(entry)) is not None:
                 return [(node, self.closed)]
         return []
 
-    def _admit(self, entry: _Open) -> Node | None:
+    def _pop(self) -> OpenNode | None:
+        """The open node of lowest (priority, distance, tie); None when there is none."""
+        if self.tie_distances is None:
+            return heapq.heappop(self.open) if self.open else None
+        if self.open and self.tied and self.open[0].priority < self.tied_priority:
+            for _, _, entry in self.tied:  # a lower priority came up: the tied ones wait in the open list again
+                heapq.heappush(self.open, entry)
+            self.tied = []
+        if self.open and (not self.tied or self.open[0].priority == self.tied_priority):
+            self.tied_priority = self.open[0].priority
+            batch = []
+            while self.open and self.open[0].priority == self.tied_priority:
+                batch.append(heapq.heappop(self.open))
+            if len(batch) == 1 and not self.tied:
+                self.known.pop(batch[0].tie, None)
+                return batch[0]
+            unknown = [entry for entry in batch if entry.tie not in self.known]
+            if unknown:
+                children = [(entry.parent, self.packer.unpack(entry.key)) for entry in unknown]
+                distances = self.tie_distances(children)  # type: ignore[arg-type]  # only the root has no parent
+                self.known.update(zip((entry.tie for entry in unknown), distances.tolist()))
+            for entry in batch:
+                heapq.heappush(self.tied, (self.known[entry.tie], entry.tie, entry))
+        if not self.tied:
+            return None
+        entry = heapq.heappop(self.tied)[2]
+        del self.known[entry.tie]
+        return entry
+
+    def _admit(self, entry: OpenNode) -> Node | None:
         """The open entry as a node to expand; None when it was expanded already or is beyond the horizon."""
         if entry.tie in self.taken:
             return None
@@ -270,8 +264,8 @@ class BestFirst:
         return None
 
     def _priority(self, expansion: Expansion, index: int, summed: float) -> tuple[float, float]:
-        """(priority, tie-break) of a child."""
-        distance = float(expansion.distances[index])
+        """(priority, tie-break) of a child; without distances, the tie-break is computed when it decides."""
+        distance = 0.0 if expansion.distances is None else float(expansion.distances[index])
         if self.guided:
             value = self._guided_value(expansion, index, distance)
             return (value + self.config.path_weight * (expansion.node.depth + 1), distance)
@@ -282,64 +276,57 @@ class BestFirst:
         assert expansion.values is not None
         return float(expansion.values[index]) + self.config.value_weight * distance
 
-    def _exploration_key(self, expansion: Expansion, index: int, entry: _Open) -> tuple:
-        """type: (rounded cost-to-go, depth); novelty: (width, priority, tie-break, tie); preferred: (priority,
-        tie-break, tie); greedy: (priority without the path term, tie-break, tie)."""
-        assert expansion.values is not None
-        if self.config.exploration == "preferred":
-            return entry[:3]
-        if self.config.exploration == "greedy":
-            return (self._guided_value(expansion, index, entry.tiebreak), entry.tiebreak, entry.tie)
-        cost_to_go = round(float(expansion.values[index]))
-        if self.config.exploration == "type":
-            return (cost_to_go, expansion.node.depth + 1)
-        return (self._width(entry.key, cost_to_go), *entry[:3])
-
-    def _width(self, key: int, cost_to_go: int) -> int:
-        """1 if the state holds an atom new among the states generated with its rounded cost-to-go, else 2."""
-        seen = self.atoms_seen.get(cost_to_go)
-        if seen is None:
-            seen = self.atoms_seen[cost_to_go] = np.zeros(len(self.packer), bool)
-        atoms = self.packer.numbers(key)
-        novel = not seen[atoms].all()
-        seen[atoms] = True
-        return 1 if novel else 2
-
     def update(self, expansions: Sequence[Expansion]) -> Stop | None:
         self.expanded += len(expansions)
         for expansion in expansions:
             expansion.node.embedding = None  # closed: only its children's parent now, and they embed from its state
-            preferred = None  # every child joins the exploration queue, but with "preferred" the nearest only
-            if self.config.exploration == "preferred" and len(expansion.distances):
-                preferred = expansion.distances.min()
+            opened = []  # (index, open node) of the children that joined the open list
             for index, state in enumerate(expansion.states):
                 key = self.packer.pack(state)
                 if key in self.closed:
                     continue
                 self.closed.add(key)
-                summed = float(np.float32(expansion.node.score) + expansion.distances[index])
+                summed = expansion.node.score  # the sum of distances: only reported, and unknown without them
+                if expansion.distances is not None:
+                    summed = float(np.float32(summed) + expansion.distances[index])
                 if self.inst.problem.task.goal_reached(state):
                     return Outcome.GOAL, expansion.child(index, summed)
                 priority = self._priority(expansion, index, summed)
-                entry = _Open(
+                entry = OpenNode(
                     *priority, next(self.tie), key, expansion.actions[index], summed, expansion.node, expansion.carry
                 )
                 heapq.heappush(self.open, entry)
-                if self.exploration is not None and (preferred is None or expansion.distances[index] == preferred):
-                    self.exploration.add(self._exploration_key(expansion, index, entry), entry)
-        if not self.open:
+                opened.append((index, entry))
+            if self.exploration is not None:
+                self.exploration.add(expansion, opened)
+        if not self.open and not self.tied:
             return (Outcome.HORIZON if self.cut_by_horizon else Outcome.DEAD_END), None
         if self.expanded >= self.config.budget:
             return Outcome.BUDGET, None
         return None
 
 
+def distances_only_break_ties(config: DecodeConfig, guided: bool, stateless: bool) -> bool:
+    """Whether the model's distances only break ties of equal priority (best-first on a cost-to-go with
+    value_weight 0 and no exploration queue), and the model needs no carry: then `BestFirst` asks for them
+    only where they decide."""
+    return (
+        config.strategy == "best_first"
+        and guided
+        and config.value_weight == 0
+        and EXPLORATIONS[config.exploration] is None
+        and stateless
+    )
+
+
+STRATEGIES: dict[str, StrategyClass] = {
+    "beam": BeamSearch,  # the paper's
+    "beam_backtrack": BacktrackingBeam,
+    "best_first": BestFirst,
+    "restarts": Restarts,
+}
+
+
 def make_strategy(config: DecodeConfig, inst: Instance, guided: bool) -> Strategy:
     """The strategy object for one instance; `guided`: a cost-to-go model is available."""
-    if config.strategy == "beam":
-        return BeamSearch(inst, config.beam_width)
-    if config.strategy == "beam_backtrack":
-        return BacktrackingBeam(inst, config.beam_width, config.budget)
-    if config.strategy == "restarts":
-        return Restarts(inst, config.beam_width, config.budget)
-    return BestFirst(inst, config, guided)
+    return STRATEGIES[config.strategy].from_config(inst, config, guided)

@@ -3,6 +3,7 @@
 import itertools
 import json
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -181,6 +182,28 @@ def test_malformed_trajectories_and_problems_are_one_clear_error(tmp_path, root_
     fails("trajectories.jsonl: line 1: plan, static and states must be lists")
     path.write_text(json.dumps({**record, "states": [[*s, "(clear zz)"] for s in record["states"]]}) + "\n")
     fails("unknown object")
+    path.write_text(json.dumps({**record, "states": record["states"][::-1]}) + "\n")  # tampered: reversed
+    fails("problem 'b3': state 0 is not the problem's initial state: regenerate the plans")
+    states = [record["states"][0], record["states"][0], *record["states"][2:]]  # a step that is no transition
+    path.write_text(json.dumps({**record, "states": states}) + "\n")
+    fails(re.escape(f"problem 'b3': state 1 is not the result of step 1, {record['plan'][0]}"))
+    path.write_text(json.dumps({**record, "plan": record["plan"][::-1]}) + "\n")
+    fails("problem 'b3': its plan does not replay")
     path.write_text(good)
     (root / "blocks" / "train" / "dangling.pddl").symlink_to(tmp_path / "missing.pddl")
     fails("dangling.pddl: not a readable file")
+
+
+@pytest.mark.parametrize("garbage", [b"\xff\xfe\x00\x80", b"not a key"])
+def test_garbage_in_the_encoder_key_refits_binary_or_not(tmp_path, root_and_plans, monkeypatch, garbage):
+    root, plans = root_and_plans
+    out = tmp_path / "ds"
+    first = build_dataset(root, plans, "blocks", "wl", out, ["train"])
+    key = (out / "encoder.key").read_bytes()
+    (out / "encoder.key").write_bytes(garbage)
+    fits = []
+    original_fit = datasets.fit_encoder
+    monkeypatch.setattr(datasets, "fit_encoder", lambda *a, **k: fits.append(a[0]) or original_fit(*a, **k))
+    again = build_dataset(root, plans, "blocks", "wl", out, ["train"])
+    assert fits == ["wl"] and (out / "encoder.key").read_bytes() == key
+    assert np.array_equal(np.concatenate(again["train"].trajectories), np.concatenate(first["train"].trajectories))

@@ -14,6 +14,7 @@ from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import report
 from statecentric_jax.method import pipeline
 from statecentric_jax.problems import fast_downward
+from tests.launching import launch, mounted_tmpfs, one_error_line
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 OBJECTS = {"p1": 4, "p2": 6, "p3": 8}
@@ -419,3 +420,11 @@ def test_beyond_the_paper_table_from_recommended_runs_alone(tmp_path):
     text = files[0].read_text()
     assert "| Blocks | paper's best, reproduced (WL-XGB delta) | — | — |" in text
     assert "| Blocks | recommended: strategy + value `blocks_best` | 1.00±0.00 | 1.00±0.00 [n=1] |" in text
+
+
+def test_a_read_only_out_dir_is_one_line_before_any_work(sweep, tmp_path):
+    sweep_dir, paper = sweep
+    out = tmp_path / "report"
+    with mounted_tmpfs(out, "ro"):
+        proc = launch("report.py", f"--sweep_dir={sweep_dir}", f"--paper_csv={paper}", f"--out_dir={out}")
+        one_error_line(proc, f"error: {out}: not writable (a read-only location, or no permission)")

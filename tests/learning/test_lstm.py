@@ -1,6 +1,7 @@
 """The LSTM transition model: masking, the cell/scan identity, training, determinism, checkpoints."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -12,6 +13,7 @@ import pytest
 from statecentric_jax import config as config_lib
 from statecentric_jax.learning import lstm, transitions
 from tests import synthetic
+from tests.launching import REPO
 from tests.synthetic import MODEL_TRAIN as TRAIN
 from tests.synthetic import MODEL_VALIDATION as VALIDATION
 
@@ -181,3 +183,50 @@ def test_corrupt_lstm_checkpoint_is_one_short_line(tmp_path, damage):
     with pytest.raises(lstm.InputError) as info:
         lstm.load(tmp_path / "ckpt", synthetic.DIM, "delta", settings)
     assert len(str(info.value)) < 300 and "\n" not in str(info.value) and "tensorstore" not in str(info.value).lower()
+
+
+LOAD = """
+import sys, ml_collections
+from statecentric_jax.errors import InputError
+from statecentric_jax.learning import lstm
+directory, action, hidden = sys.argv[1], sys.argv[2], int(sys.argv[3])
+settings = ml_collections.ConfigDict({"hidden": hidden, "layers": 1})
+if action == "save":
+    lstm.LSTMModel(lstm.init_params(5, settings, "delta", 0), 5, hidden, 1, "delta").save(directory)
+else:
+    try:
+        lstm.load(directory, 5, "delta", settings)
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+"""
+
+
+def _load_in_a_process(*args):
+    return subprocess.run([sys.executable, "-c", LOAD, *map(str, args)], capture_output=True, text=True, cwd=REPO)
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("lstm") / "checkpoint"
+    assert _load_in_a_process(directory, "save", 8).returncode == 0
+    return directory
+
+
+def test_another_hidden_size_is_refused_before_restoring(checkpoint):
+    proc = _load_in_a_process(checkpoint, "load", 16)
+    assert proc.returncode == 2 and proc.stderr == (
+        f"error: {checkpoint}: not a checkpoint of this model: ['lstm_0']['hf']['bias'] has shape (8,),"
+        " expected (16,) (config lstm.hidden, lstm.layers or the encoder changed?)\n"
+    )
+
+
+def test_garbage_in_the_manifest_is_the_only_line(checkpoint, tmp_path):
+    bad = tmp_path / "checkpoint"
+    shutil.copytree(checkpoint, bad)
+    (bad / "manifest.ocdbt").write_bytes(bytes(range(256)) * 3)
+    proc = _load_in_a_process(bad, "load", 8)
+    assert (
+        proc.returncode == 2 and proc.stderr == f"error: {bad}: corrupt LSTM checkpoint (its metadata cannot be read)\n"
+    )
+    assert _load_in_a_process(checkpoint, "load", 8).returncode == 0

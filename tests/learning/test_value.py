@@ -36,6 +36,9 @@ def test_save_load_and_corrupt_files(tmp_path):
     loaded = value.load(tmp_path)
     states, goals = TRAIN.trajectories[0], np.broadcast_to(TRAIN.goals[0], TRAIN.trajectories[0].shape)
     assert np.array_equal(loaded.estimate(states, goals), model.estimate(states, goals))
+    assert value.load(tmp_path, synthetic.DIM).weights.shape == (2 * synthetic.DIM,)
+    with pytest.raises(InputError, match=rf"weights of shape \({2 * synthetic.DIM},\), expected \(4,\)"):
+        value.load(tmp_path, phi_dim=2)  # another run's embedding: refused at load, not when decoding
     (tmp_path / value.VALUE_FILE).write_bytes(b"")
     with pytest.raises(InputError, match="corrupt value model file"):
         value.load(tmp_path)

@@ -6,6 +6,7 @@ import pytest
 from statecentric_jax.learning import config as learning_config
 from statecentric_jax.learning import transitions, xgb
 from tests import synthetic
+from tests.launching import launch, one_error_line
 from tests.synthetic import MODEL_TRAIN as TRAIN
 from tests.synthetic import MODEL_VALIDATION as VALIDATION
 
@@ -50,3 +51,11 @@ def test_xgb_strategies_same_seed_same_predictions(strategy):
     size = a.size()
     assert size["trees"] == size["rounds"] * (synthetic.DIM if strategy == "one_output_per_tree" else 1)
     assert size["nodes"] > size["trees"]
+
+
+def test_zero_byte_xgb_checkpoint_is_one_line(tiny_run_copy):
+    (tiny_run_copy / "checkpoint" / "model.ubj").write_bytes(b"")
+    one_error_line(
+        launch("evaluate.py", f"--workdir={tiny_run_copy}"),
+        f"error: {tiny_run_copy}/checkpoint/model.ubj: corrupt XGBoost model (empty file)",
+    )

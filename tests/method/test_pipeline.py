@@ -2,6 +2,7 @@
 with the trained run restored from disk in fresh processes."""
 
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -9,6 +10,7 @@ import sys
 
 import pytest
 
+from statecentric_jax.atomic import exclusive_lock
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import ensemble
 from statecentric_jax.method import evaluation, pipeline
@@ -16,6 +18,7 @@ from statecentric_jax.planning.elimination import eliminate_actions
 from statecentric_jax.planning.plans import read_plan, simulate
 from statecentric_jax.planning.tasks import load_task
 from tests.conftest import tiny_config_for
+from tests.launching import launch, one_error_line
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -322,3 +325,43 @@ def test_a_bad_ensemble_member_is_one_line_error(blocks_root, tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("error: config ensemble.members='lstm:stat': ")
     assert not (tmp_path / "run").exists()
+
+
+def test_run_experiment_refuses_a_workdir_of_another_configuration(tiny_run, blocks_root):
+    stored = json.loads((tiny_run / "config.json").read_text())
+    config = tiny_config_for(blocks_root, stored["data"]["cache_dir"])
+    config.xgb.rounds = 5  # the run was trained with 4
+    with pytest.raises(InputError, match="another configuration"):
+        pipeline.run_experiment(config, tiny_run.parent, seeds=[13], splits=["validation"])
+
+
+def test_relative_root_is_stored_absolute(blocks_root, tmp_path, monkeypatch):
+    monkeypatch.chdir(blocks_root.parent)
+    config = tiny_config_for(pathlib.Path(blocks_root.name), tmp_path / "cache")
+    config.xgb.rounds = 2
+    pipeline.train_from_config(config, tmp_path / "run")
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["data"]["pddl_root"] == str(blocks_root)
+    monkeypatch.chdir(tmp_path)
+    assert evaluation.evaluate(tmp_path / "run", "validation")["problems"] == 1
+
+
+def test_a_second_experiment_in_one_workdir_is_refused(blocks_root, tmp_path):
+    config = tiny_config_for(blocks_root, tmp_path / "cache")
+    with exclusive_lock(tmp_path / "run", "an experiment"):
+        with pytest.raises(InputError, match=f"an experiment is already running here .pid {os.getpid()}."):
+            pipeline.run_experiment(config, tmp_path / "run", seeds=[13], splits=["validation"])
+        proc = launch(
+            "run_experiment.py", f"--config={REPO}/configs/blocks_wl_xgb_delta.py", f"--workdir={tmp_path}/run"
+        )
+        one_error_line(proc, f"error: {tmp_path}/run: an experiment is already running here (pid {os.getpid()})")
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "run" / "seed13").exists()  # nothing trained
+
+
+def test_output_folders_are_checked_before_training(tmp_path):
+    (tmp_path / "afile").write_text("")
+    config = f"--config={REPO}/configs/blocks_wl_xgb_delta.py"
+    for script in ("train.py", "run_experiment.py"):
+        one_error_line(launch(script, config, f"--workdir={tmp_path}/afile"), f"error: {tmp_path}/afile: is a file")
+        proc = launch(script, config, f"--workdir={tmp_path}/run", f"--config.data.cache_dir={tmp_path}/afile/cache")
+        one_error_line(proc, f"error: {tmp_path}/afile: is a file, not a folder (for {tmp_path}/afile/cache)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]

@@ -4,6 +4,7 @@ import dataclasses
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from statecentric_jax.planning.plans import read_plan, simulate
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import fast_downward
 from statecentric_jax.problems.plan_generation import TRAJECTORY_KEYS, generate_plans, read_trajectories
+from tests.launching import launch, one_error_line
 from tests.problems.test_fast_downward import BAD_INPUT, BLOCKS, UNSOLVABLE, blocks_problem
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -207,3 +209,54 @@ def test_a_plan_that_does_not_replay_is_an_error(tmp_path, monkeypatch):
         f"{root / 'blocks' / 'train' / 't-ab.pddl'}: invalid plan from Fast Downward: step 1"
     )
     assert summary.exit_code == 1
+
+
+def test_garbage_in_its_own_files_is_made_again_binary_or_not(tmp_path):
+    root = make_root(tmp_path / "pddl", towers("ab", "abc"))
+    work = tmp_path / "work"
+    generate_plans(root, work, splits=["train"], jobs=1)
+    split = work / "blocks" / "train"
+    kept = [split / "trajectories.jsonl", split / "plans" / "t-ab.plan", split / "plans" / "t-abc.plan"]
+    before = {path: path.read_bytes() for path in kept}
+    for garbage in (b"\xff\xfe\x00\x80 garbage", b"ascii garbage {"):
+        for path in (split / "manifest.json", split / "plans" / "t-ab.plan", split / "records" / "t-abc.json"):
+            path.write_bytes(garbage)
+        summary = generate_plans(root, work, splits=["train"], jobs=1)
+        assert [(o.problem, o.status, o.cached) for o in summary.outcomes] == [
+            ("t-ab", "solved", True),
+            ("t-abc", "solved", False),  # its record was garbage: solved again
+        ]
+        assert {path: path.read_bytes() for path in kept} == before
+        manifest = json.loads((split / "manifest.json").read_text())
+        assert [p["problem"] for p in manifest["problems"]] == ["t-ab", "t-abc"]
+
+
+@pytest.mark.parametrize(
+    "args,start",
+    [
+        (["--domains=foo"], "error: --domains: no domain foo under"),
+        (["--splits=foo"], "error: --splits: no split foo in blocks"),
+        (["--astar_time_limit=-1"], "error: --astar_time_limit: -1.0 is not a positive number of seconds"),
+        (["--gbfs_time_limit=0"], "error: --gbfs_time_limit: 0.0 is not a positive number of seconds"),
+        (["--memory_limit_mb=0"], "error: --memory_limit_mb: 0 is not a positive number of MiB"),
+    ],
+)
+def test_flags_are_checked_before_any_work(tmp_path, args, start):
+    root = make_root(tmp_path / "pddl", towers("ab"))
+    one_error_line(launch("generate_plans.py", f"--pddl_root={root}", f"--workdir={tmp_path}/plans", *args), start)
+    assert not (tmp_path / "plans").exists()
+
+
+def test_a_workdir_that_is_a_file_is_refused_first(tmp_path):
+    root = make_root(tmp_path / "pddl", towers("ab"))
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(InputError, match=f"{tmp_path}/afile: is a file, not a folder"):
+        generate_plans(root, tmp_path / "afile", splits=["train"])
+
+
+def test_bad_domain_makes_generate_plans_one_line(blocks_root, tmp_path):
+    bad = tmp_path / "root"
+    shutil.copytree(blocks_root, bad)
+    (bad / "blocks" / "domain.pddl").write_text("(define (domain blocks)")
+    proc = launch("generate_plans.py", f"--pddl_root={bad}", f"--workdir={tmp_path}/plans", "--splits=validation")
+    one_error_line(proc, f"error: {bad}/blocks/domain.pddl:")

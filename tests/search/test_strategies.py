@@ -16,7 +16,7 @@ from statecentric_jax.errors import InputError
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import load_task
-from statecentric_jax.search import scoring, strategies
+from statecentric_jax.search import open_lists, scoring
 from statecentric_jax.search.base import STRATEGIES, DecodeConfig, decode_config
 from statecentric_jax.search.decoding import decode
 from tests.search.blocks import DOMAIN, PLANS, AtomEncoder, OracleModel, problem
@@ -39,6 +39,8 @@ class FixedTargetModel:
 
 class ReadsModelEmbedding:
     """A cost-to-go test double whose features are the transition model's embeddings."""
+
+    reads_model_embedding = True
 
     def embed(self, pairs, parents, embeddings):
         return embeddings
@@ -196,6 +198,23 @@ class LinearCostToGo(ReadsModelEmbedding):
         return states @ self.weights
 
 
+class RoundedCostToGo(LinearCostToGo):
+    """A linear cost-to-go rounded to whole steps: many open nodes share a priority, and the distance decides."""
+
+    def estimate(self, states, goals):
+        return np.round(super().estimate(states, goals))
+
+
+class CountingModel(ShiftModel):
+    def __init__(self, dim, seed):
+        super().__init__(dim, seed)
+        self.rows = 0
+
+    def predict_next(self, states, goals, carry):
+        self.rows += len(states)
+        return super().predict_next(states, goals, carry)
+
+
 @pytest.mark.parametrize("encoding", ["atoms", "wl"])
 @pytest.mark.parametrize(
     "guidance",
@@ -203,6 +222,8 @@ class LinearCostToGo(ReadsModelEmbedding):
         "cumulative",
         "last",
         "cost-to-go",
+        "rounded cost-to-go",
+        "rounded cost-to-go + path",
         "cost-to-go + distance",
         "cost-to-go + path",
         "cost-to-go + novelty exploration",
@@ -216,8 +237,8 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
     encoder = AtomEncoder() if encoding == "atoms" else fit_encoder("wl", "blocks", [(t, [t.init]) for t in problems])
     model, cost_to_go = ShiftModel(encoder.dim, seed=2), None
     config = DecodeConfig(strategy="best_first", metric="euclidean", budget=200, horizon_base=12)
-    if guidance.startswith("cost-to-go"):
-        cost_to_go = LinearCostToGo(encoder.dim, seed=3)
+    if "cost-to-go" in guidance:
+        cost_to_go = (RoundedCostToGo if guidance.startswith("rounded") else LinearCostToGo)(encoder.dim, seed=3)
         weights = {
             "value_weight": 1.0 if "distance" in guidance else 0.0,
             "path_weight": 0.5 if "path" in guidance else 0.0,
@@ -232,10 +253,51 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
     assert sum(plan is not None for plan, _ in expected) >= 3 and any(len(p or []) > 3 for p, _ in expected)
 
 
+def test_the_model_is_asked_only_where_its_distance_breaks_a_tie(tasks, towers):
+    """With value_weight 0 and no exploration queue, the distance only orders open nodes of equal priority."""
+    problems = tasks + towers
+    encoder = AtomEncoder()
+    config = DecodeConfig(strategy="best_first", metric="euclidean", budget=200, horizon_base=12)
+    rows = {}
+    for name, cost_to_go in (("strict", LinearCostToGo(encoder.dim, 3)), ("ties", RoundedCostToGo(encoder.dim, 3))):
+        model = CountingModel(encoder.dim, seed=2)
+        results = decode(problems, model, encoder, config, cost_to_go=cost_to_go)
+        rows[name] = model.rows, sum(r.expanded for r in results)
+    assert rows["strict"][0] < rows["strict"][1] / 4  # the root's carry only, and few ties
+    assert rows["ties"][0] > 0
+    model = CountingModel(encoder.dim, seed=2)  # where the distance is part of the priority: every expansion asks
+    results = decode(problems, model, encoder, dataclasses.replace(config, value_weight=1.0), cost_to_go=cost_to_go)
+    assert model.rows == sum(r.expanded for r in results)
+
+
+class OwnFeaturesCostToGo(RoundedCostToGo):
+    """A rounded linear cost-to-go on features of its own (the atoms), not on the model's embeddings."""
+
+    def __init__(self, dim, seed, reads_model_embedding):
+        super().__init__(dim, seed)
+        self.own, self.reads_model_embedding, self.given = AtomEncoder(), reads_model_embedding, []
+
+    def embed(self, pairs, parents, embeddings):
+        self.given.append(embeddings)
+        return self.own.embed(pairs, parents)
+
+
+def test_successors_are_not_embedded_for_a_model_that_is_not_asked(tasks, towers):
+    problems = tasks + towers
+    encoder = fit_encoder("wl", "blocks", [(t, [t.init]) for t in problems])
+    config = DecodeConfig(strategy="best_first", metric="euclidean", budget=200, horizon_base=12)
+    runs = {}
+    for reads in (True, False):
+        cost_to_go = OwnFeaturesCostToGo(AtomEncoder().dim, 3, reads)
+        results = decode(problems, ShiftModel(encoder.dim, seed=2), encoder, config, cost_to_go=cost_to_go)
+        runs[reads] = [(r.plan, r.expanded) for r in results], {g is None for g in cost_to_go.given}
+    assert runs[True][0] == runs[False][0] and runs[True][1] == {False} and runs[False][1] == {True}
+
+
 def test_type_exploration_draws_a_random_type_then_a_random_node():
     drawn = collections.Counter()
     for seed in range(400):
-        types = strategies._Types(seed)
+        types = open_lists.RandomOfRandomType(seed)
         types.add(("rare",), "r")
         for i in range(99):
             types.add(("common",), i)

@@ -1,0 +1,321 @@
+"""Search throughput: expansions per second and time to solve, ours against Fast Downward, per problem.
+
+    python -m benchmarks.search_speed --workdir=runs/search-speed --pddl_root=<paper splits> \
+        --planners=ours,lama_first,gbfs_ff
+
+Problems: `--set=speed` (default), a fixed set of our own larger problems (Logistics up to 6 cities
+and 24 packages, Blocks, VisitAll), written seeded under `<workdir>/problems/<domain>/<set>/` from the
+generator specs of `benchmarks/own_problems.py` (plus the few sizes named here); or `--problems=
+<domain>:<problem.pddl>,...` with `--domain_files=<domain>:<domain.pddl>,...`.
+
+Ours (`ours`): the run of `--config` (`{domain}` is replaced; default the recommended per-domain
+configuration), trained once with seed `--seed` on `--pddl_root` into `<workdir>/runs/<domain>/` (reused;
+or `--run=<domain>:<workdir>,...`). Each problem is decoded alone, in a fresh process pinned to
+`--cores` cores with every thread count at one, under `decode.time_limit=--time_limit`; `--decode=
+name=value,...` overrides decoding settings (a row per setting is a run per value). It reports
+expansions and generated nodes per second, the seconds to solve (wall clock, and the process's CPU
+time, which a loaded machine changes less), the peak resident memory of that process and the bytes
+per generated node (the peak less the memory before decoding, over the generated nodes), and where
+the time went (`DecodeStats`).
+
+Fast Downward (`gbfs_ff`: `eager_greedy([ff()])`; `lama_first`: the `lama-first` alias), the same problems,
+the same time limit, one process each: the wall-clock seconds of the whole driver call (translation
+included), and expansions per second of search time from its log.
+
+The plans' sha256 over the problems (`benchmarks.common.plans_digest`) is printed for ours, so that a pure
+speed change can show the same plans. Rows also go to `<workdir>/results.jsonl` (one JSON object per
+planner and problem, appended). It never plans for a test split of `--pddl_root`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import multiprocessing
+import os
+import pathlib
+import re
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import psutil
+from absl import flags
+
+from benchmarks.common import load_line, plans_digest, print_columns, print_header
+from benchmarks.own_problems import OWN_PROBLEMS, write_own_problems
+from statecentric_jax.atomic import write_text
+from statecentric_jax.cli import run_main
+from statecentric_jax.errors import InputError
+from statecentric_jax.experiments import sweep
+from statecentric_jax.learning.ensemble import load_run
+from statecentric_jax.learning.train import CONFIG_FILE
+from statecentric_jax.method import pipeline
+from statecentric_jax.method.evaluation import check_plan, cost_to_go_for
+from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.problems import fast_downward, generators
+from statecentric_jax.problems.domains import domain_text
+from statecentric_jax.search.base import DecodeResult, decode_config
+from statecentric_jax.search.decoding import decode
+from statecentric_jax.search.expander import DecodeStats
+
+_WORKDIR = flags.DEFINE_string("workdir", "runs/search-speed", "Trained runs, written problems and results.jsonl.")
+_PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root whose train/validation splits ours trains on.")
+_CONFIG = flags.DEFINE_string(
+    "config", "configs/{domain}_best.py", "Ours: the config file to train ({domain} is replaced by the domain)."
+)
+_SEED = flags.DEFINE_integer("seed", 13, "Ours: the training seed.")
+_RUN = flags.DEFINE_list("run", [], "Ours: <domain>:<trained run> pairs to use instead of training.")
+_SET = flags.DEFINE_string("set", "speed", "A named fixed set of our own problems (see SETS).")
+_PROBLEMS = flags.DEFINE_list("problems", [], "<domain>:<problem.pddl> pairs instead of --set.")
+_DOMAIN_FILES = flags.DEFINE_list("domain_files", [], "<domain>:<domain.pddl> pairs, for --problems.")
+_PLANNERS = flags.DEFINE_list("planners", ["ours", "lama_first", "gbfs_ff"], "Planners: ours, lama_first, gbfs_ff.")
+_TIME_LIMIT = flags.DEFINE_float("time_limit", 300.0, "Seconds per problem and planner.", lower_bound=1)
+_MEMORY_LIMIT = flags.DEFINE_integer("memory_limit_mb", 8000, "Memory per problem and planner (MB).", lower_bound=1)
+_DECODE = flags.DEFINE_list("decode", [], "Ours: decoding settings name=value (DecodeConfig fields).")
+_CORES = flags.DEFINE_integer("cores", 1, "Ours: cores the decoding process may run on (0: all).", lower_bound=0)
+
+FD_SEARCHES = {"gbfs_ff": fast_downward.GBFS_FF, "lama_first": fast_downward.LAMA_FIRST}
+PLANNERS = ("ours", *FD_SEARCHES)
+# Our own problems by name: (split of benchmarks/own_problems.py, its index) or (generator, arguments).
+SETS: dict[str, dict[str, list[Any]]] = {
+    "speed": {
+        "logistics": [
+            ("large", 0),  # 6 cities, 18 packages
+            ("logistics", dict(cities=6, locations_per_city=2, packages=24, airplanes=2, goals=22, seed=1)),
+            ("large", 2),  # 8 cities, 24 packages
+        ],
+        "blocks": [("large", 0), ("large", 6)],  # 20 and 34 blocks
+        "visitall": [("large", 0), ("large", 4)],  # 14 x 14 and 16 x 16
+    },
+}
+THREADS_ONE = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+}
+STATS_PHASES = ("successors", "embedding", "cost_to_go", "distances", "model", "model_wait", "strategy")
+
+
+def fixed_set(name: str, root: pathlib.Path) -> list[tuple[str, pathlib.Path, pathlib.Path]]:
+    """The named set's problems as (domain, domain file, problem file), written (deterministically) under root."""
+    if name not in SETS:
+        raise InputError("--set", f"unknown set '{name}' (use {', '.join(SETS)})")
+    problems = []
+    for domain, entries in SETS[name].items():
+        folder = root / domain / name
+        folder.mkdir(parents=True, exist_ok=True)
+        write_text(root / domain / "domain.pddl", domain_text(domain))
+        for entry in entries:
+            if entry[0] in OWN_PROBLEMS:
+                split, index = entry
+                write_own_problems(root, domain, split)
+                problem = root / domain / split / f"{domain}-{split}-{index:02d}.pddl"
+            else:
+                generator, arguments = entry
+                stem = "-".join(f"{k}{v}" for k, v in arguments.items() if k != "locations_per_city")
+                problem = folder / f"{domain}-{stem}.pddl"
+                write_text(problem, getattr(generators, generator)(**arguments, name=problem.stem))
+            problems.append((domain, root / domain / "domain.pddl", problem))
+    return problems
+
+
+def named_problems() -> list[tuple[str, pathlib.Path, pathlib.Path]]:
+    """--problems with --domain_files, or the --set written under the workdir."""
+    if not _PROBLEMS.value:
+        return fixed_set(_SET.value, pathlib.Path(_WORKDIR.value) / "problems")
+    domain_files = dict(_pair("--domain_files", item) for item in _DOMAIN_FILES.value)
+    problems = []
+    for item in _PROBLEMS.value:
+        domain, problem = _pair("--problems", item)
+        if domain not in domain_files:
+            raise InputError("--domain_files", f"no domain file for '{domain}'")
+        problems.append((domain, pathlib.Path(domain_files[domain]), pathlib.Path(problem)))
+    return problems
+
+
+def _pair(flag: str, item: str) -> tuple[str, str]:
+    key, sep, value = item.partition(":")
+    if not sep or not key or not value:
+        raise InputError(flag, f"'{item}' is not <domain>:<path>")
+    return key, value
+
+
+def decode_overrides() -> dict[str, Any]:
+    """--decode as DecodeConfig overrides (values parsed as JSON where they parse: numbers, true/false)."""
+    overrides: dict[str, Any] = {}
+    for item in _DECODE.value:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise InputError("--decode", f"'{item}' is not name=value")
+        try:
+            overrides[name] = json.loads(value)
+        except json.JSONDecodeError:
+            overrides[name] = value
+    return overrides
+
+
+def trained_run(domain: str) -> str:
+    """The run ours decodes with: --run's, or the --config trained once into the workdir."""
+    runs = dict(_pair("--run", item) for item in _RUN.value)
+    if domain in runs:
+        return runs[domain]
+    workdir = pathlib.Path(_WORKDIR.value) / "runs" / domain
+    if not (workdir / CONFIG_FILE).exists():
+        path = pathlib.Path(_CONFIG.value.format(domain=domain))
+        if not path.is_file():
+            raise InputError("--config", f"{path}: no such config file")
+        config = sweep.load_config(path, _PDDL_ROOT.value)
+        config.seed = _SEED.value
+        print(f"training {domain} ({path}, seed {_SEED.value}) into {workdir}", flush=True)
+        pipeline.train_from_config(config, workdir)
+    return str(workdir)
+
+
+def decode_alone(
+    run: str, domain_file: str, problem_file: str, overrides: dict[str, Any], cores: int
+) -> tuple[DecodeResult, dict[str, Any]]:
+    """One problem decoded by ours in this (fresh) process: its checked result, and a record of its
+    throughput, DecodeStats and memory."""
+    if cores:
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:cores])
+    loaded = load_run(run)
+    settings = decode_config(loaded.config, **overrides)
+    task = load_task(domain_file, problem_file)
+    before = psutil.Process().memory_info().rss
+    stats = DecodeStats()
+    start, cpu_start = time.perf_counter(), time.process_time()
+    cost_to_go = cost_to_go_for(loaded, settings)
+    result = decode([task], loaded.model, loaded.encoder, settings, stats=stats, cost_to_go=cost_to_go)[0]
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    result = check_plan(task, result, settings)
+    return result, {
+        "solved": result.solved,
+        "outcome": result.outcome,
+        "plan_length": len(result.plan),
+        "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
+        "expanded": stats.expanded,
+        "generated": stats.generated,
+        "peak_bytes": peak,
+        "bytes_per_node": (peak - before) / max(stats.generated, 1),
+        "phases": {name: getattr(stats, name) for name in STATS_PHASES},
+    }
+
+
+def ours(problems: Sequence[tuple[str, pathlib.Path, pathlib.Path]]) -> tuple[list[DecodeResult], list[dict[str, Any]]]:
+    """Each problem decoded alone, in a fresh process with every thread count at one: results and records."""
+    overrides = {"time_limit": _TIME_LIMIT.value, "memory_limit_mb": _MEMORY_LIMIT.value, **decode_overrides()}
+    runs = {domain: trained_run(domain) for domain in dict.fromkeys(d for d, _, _ in problems)}
+    os.environ.update(THREADS_ONE)  # read by the fresh processes' XGBoost, BLAS and XLA at start-up
+    context = multiprocessing.get_context("spawn")
+    results, records = [], []
+    for domain, domain_file, problem in problems:
+        with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as alone:
+            args = (runs[domain], str(domain_file), str(problem), overrides, _CORES.value)
+            result, record = alone.submit(decode_alone, *args).result()
+        results.append(result)
+        records.append({"planner": "ours", "problem": str(problem), "decode": overrides, **record})
+        print(f"ours {problem.stem}: {record['outcome']}, {record['seconds']:.1f} s; {load_line()}", flush=True)
+    return results, records
+
+
+def fast_downward_row(planner: str, domain_file: pathlib.Path, problem: pathlib.Path) -> dict[str, Any]:
+    """One Fast Downward configuration on one problem: wall-clock seconds, expansions and search time."""
+    config = fast_downward.SearchConfig(FD_SEARCHES[planner], _TIME_LIMIT.value)
+    start = time.perf_counter()
+    tried, plan, log = fast_downward.attempt(
+        str(domain_file.resolve()), str(problem.resolve()), config, _MEMORY_LIMIT.value
+    )
+    seconds = time.perf_counter() - start
+    expanded = re.findall(r"Expanded (\d+) state", log)
+    search = re.findall(r"Search time: ([\d.]+)s", log)
+    return {
+        "planner": planner,
+        "problem": str(problem),
+        "solved": plan is not None,
+        "outcome": tried.status,
+        "plan_length": len(plan) if plan is not None else None,
+        "seconds": seconds,
+        "expanded": int(expanded[-1]) if expanded else None,
+        "search_seconds": float(search[-1]) if search else None,
+    }
+
+
+def _rate(count: int | None, seconds: float | None) -> str:
+    return f"{count / seconds:,.0f}" if count is not None and seconds else "-"
+
+
+def print_tables(
+    records: Sequence[dict[str, Any]],
+    problems: Sequence[tuple[str, pathlib.Path, pathlib.Path]],
+    results: Sequence[DecodeResult],
+) -> None:
+    by = {(r["planner"], r["problem"]): r for r in records}
+    planners = [p for p in PLANNERS if p in _PLANNERS.value]
+    columns = ["problem"]
+    for planner in planners:
+        columns += [f"{planner}: solved, s", f"{planner}: expansions/s"]
+    if "ours" in planners:
+        columns += ["ours: CPU s, expansions/CPU s", "ours: expansions, generated/s", "ours: peak MB, bytes/node"]
+    if "lama_first" in planners and "ours" in planners:
+        columns += ["ours / LAMA-first time"]
+    print_columns(columns)
+    ratios = []
+    for domain, _, problem in problems:
+        row = [f"{domain} {problem.stem}"]
+        for planner in planners:
+            r = by[(planner, str(problem))]
+            seconds = r["search_seconds"] if planner != "ours" else r["seconds"]
+            row += [f"{'yes' if r['solved'] else r['outcome']}, {r['seconds']:.1f}", _rate(r["expanded"], seconds)]
+        if "ours" in planners:
+            r = by[("ours", str(problem))]
+            row += [
+                f"{r['cpu_seconds']:.1f}, {_rate(r['expanded'], r['cpu_seconds'])}",
+                f"{r['expanded']:,}, {_rate(r['generated'], r['seconds'])}",
+                f"{r['peak_bytes'] / 2**20:,.0f}, {r['bytes_per_node']:,.0f}",
+            ]
+            if "lama_first" in planners:
+                ratio = r["seconds"] / by[("lama_first", str(problem))]["seconds"]
+                ratios.append(ratio)
+                row.append(f"{ratio:.1f}x")
+        print("| " + " | ".join(row) + " |")
+    if ratios:
+        print(f"median ours / LAMA-first time: {statistics.median(ratios):.1f}x")
+    if "ours" in planners:
+        ours_records = [by[("ours", str(problem))] for _, _, problem in problems]
+        print("\nours, where the time went (s; the model runs in a thread of its own, beside successors and embedding)")
+        print_columns(["problem", "total", *STATS_PHASES])
+        for (domain, _, problem), r in zip(problems, ours_records):
+            phases = [f"{r['phases'][name]:.1f}" for name in STATS_PHASES]
+            print(f"| {domain} {problem.stem} | {r['seconds']:.1f} | " + " | ".join(phases) + " |")
+        print(f"ours: plans sha256 {plans_digest(results)}; decode {json.dumps(ours_records[0]['decode'])}")
+
+
+def main(argv: Sequence[str]) -> None:
+    del argv
+    unknown = sorted(set(_PLANNERS.value) - set(PLANNERS))
+    if unknown:
+        raise InputError("--planners", f"unknown planner(s) {', '.join(unknown)} (use {', '.join(PLANNERS)})")
+    problems = named_problems()
+    print_header()
+    print(f"{len(problems)} problems; {load_line()}", flush=True)
+    results, records = ours(problems) if "ours" in _PLANNERS.value else ([], [])
+    for planner in FD_SEARCHES:
+        if planner in _PLANNERS.value:
+            records += [fast_downward_row(planner, domain_file, problem) for _, domain_file, problem in problems]
+    jsonl = pathlib.Path(_WORKDIR.value) / "results.jsonl"
+    with jsonl.open("a") as f:
+        for record in records:
+            f.write(json.dumps({"command": " ".join(sys.argv), **record}) + "\n")
+    print_tables(records, problems, results)
+    print(load_line())
+
+
+if __name__ == "__main__":
+    run_main(main)

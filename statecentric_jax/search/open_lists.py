@@ -1,0 +1,171 @@
+"""Open lists of best-first search: its open node, and the exploration queues it can alternate with.
+
+With a cost-to-go and `decode.exploration`, best-first search takes every other expansion from a second
+queue, as planners alternate queues against plateaus and local minima of their heuristic. Each queue is
+one class here, made from the decoding settings and the instance's state packer, with `add(expansion,
+children)` (the children of one expansion that joined the open list, in operator order) and `pop()` (an
+open node, or None when it is empty); `EXPLORATIONS` names them, so a new queue is one class and one line.
+
+- `type`: a random open node of a random type (rounded cost-to-go, depth), seeded per problem (type-based
+  exploration, Xie et al. 2014), which reads no signal but the learned one;
+- `novelty`: the open node of lowest (width, priority), width 1 when the state holds an atom that no state
+  generated before with the same rounded cost-to-go held (best-first width search, Lipovetzky and Geffner
+  2017), a symbolic, domain-independent signal;
+- `preferred`: the open node of lowest priority among those the transition model preferred, each the child
+  nearest its parent's prediction (a learned policy's preferred successors, as planners keep a queue of
+  preferred operators' successors: Richter and Helmert 2009);
+- `greedy`: the open node of lowest priority without the `path_weight` term, so greedy best-first search
+  alternates with the weighted one, as planners alternate queues over one heuristic (Röger and Helmert 2010).
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+import numpy as np
+
+from statecentric_jax.planning.packing import StatePacker
+from statecentric_jax.search.expander import Expansion, Node
+
+if TYPE_CHECKING:
+    from statecentric_jax.search.base import DecodeConfig
+
+
+class OpenNode(NamedTuple):
+    """An open node of best-first search and its place in the queue, in one tuple (most are never expanded):
+    ordered by priority, then tie-break, then tie (unique), so the fields after it are never compared."""
+
+    priority: float
+    tiebreak: float  # the transition model's distance when guided by a cost-to-go; 0 otherwise
+    tie: int  # generation order
+    key: int  # the state, packed
+    action: str | None  # None: the root
+    score: float
+    parent: Node | None
+    carry: Any
+
+
+Children = Sequence[tuple[int, OpenNode]]  # (index in the expansion, open node)
+
+
+class Exploration(Protocol):
+    def __init__(self, config: DecodeConfig, packer: StatePacker) -> None: ...
+
+    def add(self, expansion: Expansion, children: Children) -> None: ...
+
+    def pop(self) -> OpenNode | None: ...
+
+
+class RandomOfRandomType:
+    """Items by type, for drawing a random type and then a random item of it in O(1)."""
+
+    def __init__(self, seed: int = 0):
+        self.random = random.Random(seed)
+        self.keys: list[tuple] = []  # the types with items
+        self.items: dict[tuple, list] = {}
+
+    def add(self, key: tuple, item: Any) -> None:
+        if key not in self.items:
+            self.items[key] = []
+            self.keys.append(key)
+        self.items[key].append(item)
+
+    def pop(self) -> Any | None:
+        """A random item of a random type (removed), or None when there is none."""
+        if not self.keys:
+            return None
+        k = self.random.randrange(len(self.keys))
+        key = self.keys[k]
+        items = self.items[key]
+        i = self.random.randrange(len(items))
+        items[i], items[-1] = items[-1], items[i]
+        item = items.pop()
+        if not items:
+            del self.items[key]
+            self.keys[k] = self.keys[-1]
+            self.keys.pop()
+        return item
+
+
+def _cost_to_go(expansion: Expansion, index: int) -> float:
+    assert expansion.values is not None  # exploration queues exist only with a cost-to-go
+    return float(expansion.values[index])
+
+
+class TypeBased:
+    def __init__(self, config: DecodeConfig, packer: StatePacker):
+        self.types = RandomOfRandomType()
+
+    def add(self, expansion: Expansion, children: Children) -> None:
+        for index, node in children:
+            self.types.add((round(_cost_to_go(expansion, index)), expansion.node.depth + 1), node)
+
+    def pop(self) -> OpenNode | None:
+        return self.types.pop()
+
+
+class _Lowest:
+    """Open nodes by a key of their own (unique: it ends with the tie), lowest first."""
+
+    def __init__(self, config: DecodeConfig, packer: StatePacker):
+        self.config, self.packer = config, packer
+        self.heap: list = []
+
+    def key(self, expansion: Expansion, index: int, node: OpenNode) -> tuple:
+        raise NotImplementedError
+
+    def add(self, expansion: Expansion, children: Children) -> None:
+        for index, node in children:
+            heapq.heappush(self.heap, (self.key(expansion, index, node), node))
+
+    def pop(self) -> OpenNode | None:
+        return heapq.heappop(self.heap)[1] if self.heap else None
+
+
+class Novelty(_Lowest):
+    def __init__(self, config: DecodeConfig, packer: StatePacker):
+        super().__init__(config, packer)
+        self.atoms_seen: dict[int, np.ndarray] = {}  # rounded cost-to-go -> atoms of the states generated with it
+
+    def key(self, expansion: Expansion, index: int, node: OpenNode) -> tuple:
+        return (self._width(node.key, round(_cost_to_go(expansion, index))), *node[:3])
+
+    def _width(self, key: int, cost_to_go: int) -> int:
+        """1 if the state holds an atom new among the states generated with its rounded cost-to-go, else 2."""
+        seen = self.atoms_seen.get(cost_to_go)
+        if seen is None:
+            seen = self.atoms_seen[cost_to_go] = np.zeros(len(self.packer), bool)
+        atoms = self.packer.numbers(key)
+        novel = not seen[atoms].all()
+        seen[atoms] = True
+        return 1 if novel else 2
+
+
+class Preferred(_Lowest):
+    def add(self, expansion: Expansion, children: Children) -> None:
+        distances = expansion.distances
+        assert distances is not None  # with an exploration queue, every expansion is predicted
+        if len(distances):
+            nearest = distances.min()
+            super().add(expansion, [(i, node) for i, node in children if distances[i] == nearest])
+
+    def key(self, expansion: Expansion, index: int, node: OpenNode) -> tuple:
+        return node[:3]
+
+
+class Greedy(_Lowest):
+    def key(self, expansion: Expansion, index: int, node: OpenNode) -> tuple:
+        value = _cost_to_go(expansion, index) + self.config.value_weight * node.tiebreak
+        return (value, node.tiebreak, node.tie)
+
+
+EXPLORATIONS: dict[str, type[Exploration] | None] = {
+    "none": None,
+    "type": TypeBased,
+    "novelty": Novelty,
+    "preferred": Preferred,
+    "greedy": Greedy,
+}
