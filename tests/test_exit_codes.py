@@ -28,6 +28,7 @@ CASES = {
         [CONFIG, "--config.lstm.epoch=3", "--workdir=/tmp/x"],
         ["--config=/no/such.py", "--workdir=/tmp/x"],
         [NOT_PYTHON, "--workdir=/tmp/x"],
+        [f"--config={REPO}/configs/recommended.py", "--workdir=/tmp/x"],  # no --config.data.domain
     ],
     "evaluate.py": [["--workdir=/no/such/run"], ["--workdir=/tmp/x", "--beam_width=0"], ["--max_in_flight=0"]],
     "plan.py": [
