@@ -7,7 +7,8 @@ setup(
     version="0.1.0",
     description="State-centric generalized planning: learned transition models over WL embeddings.",
     packages=find_packages(include=["statecentric_jax", "statecentric_jax.*"]),
-    package_data={"statecentric_jax.problems": ["pddl/*.pddl"]},
+    package_data={"statecentric_jax.problems": ["pddl/*.pddl"], "statecentric_jax.experiments": ["paper_table1.csv"]},
+    license="Apache-2.0",
     python_requires=">=3.10",
     install_requires=[
         "absl-py>=2.1",

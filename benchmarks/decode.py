@@ -1,6 +1,6 @@
 """Decoding speed: the vectorised lockstep decoder against two one-at-a-time references.
 
-    python -m benchmarks.decode --pddl_root=../shared/benchmarks/paper-splits --domains=visitall,blocks
+    python -m benchmarks.decode --pddl_root=<paper splits> --domains=visitall,blocks
 
 For each domain, trains (once, cached in --workdir) the WL-XGB delta model of the
 paper's Table 1 and decodes the extrapolation split with

@@ -1,6 +1,6 @@
 """Embedding dimension D per domain under several WL settings (and FSF), on training plans.
 
-    python -m benchmarks.dimensions --pddl_root=../shared/benchmarks/paper-splits
+    python -m benchmarks.dimensions --pddl_root=<paper splits>
 
 Solves the training split with Fast Downward (cached in --plans_dir), fits a WL
 encoder per setting on the training trajectories, and prints D beside the paper's

@@ -1,6 +1,6 @@
 """State embedding throughput: WL through wl_fast and through wlplan, FSF, and goal paths.
 
-    python -m benchmarks.embedding --pddl_root=../shared/benchmarks/paper-splits
+    python -m benchmarks.embedding --pddl_root=<paper splits>
 
 Decoding embeds every successor of every live beam element at every step, so
 this is its hot path. Per domain: the WL vocabulary is collected from seeded

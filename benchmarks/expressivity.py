@@ -12,7 +12,7 @@ goal airport) and B one long one with the same labels around every node, which c
 histogram, hence every cost-to-go on one, is the same for A and B. wlplan's 2-WL variants, which
 colour pairs of objects, separate them, and so do goal paths (`paths:<length>`,
 `embedding/goal_paths.py`), which follow each goal's objects to each other. This is the "truck in
-the package's goal city" question of docs/beyond-the-paper.md, in its smallest form.
+the package's goal city" question of docs/log.md, in its smallest form.
 
 One row per `--features` spec (vocabulary collected from A and B): its dimension and whether A and
 B get equal features; with `--run`, the run's cost-to-go of A and B as decoding reads it.

@@ -1,6 +1,6 @@
 """Beyond the paper: search strategies and a learned cost-to-go on validation and larger problems.
 
-    python -m benchmarks.generalization --pddl_root=../shared/benchmarks/paper-splits
+    python -m benchmarks.generalization --pddl_root=<paper splits>
 
 For each domain it trains (once, cached in --workdir) the paper's WL-XGB delta transition
 model together with a ridge cost-to-go, writes its own larger problems (about twice the

@@ -1,6 +1,6 @@
 """Successor generation: the precondition-indexed generator vs the naive loop over all operators.
 
-    python benchmarks/successors.py --pddl_root=../shared/benchmarks/paper-splits
+    python benchmarks/successors.py --pddl_root=<paper splits>
 
 For each domain, takes the extrapolation problem with the most ground operators,
 collects states from a seeded random walk, and times both generators on the same

@@ -1,4 +1,4 @@
-"""The README's figures about a finished sweep: cost, reference-plan tiers, and plan identity with another sweep.
+"""Figures about a finished sweep (docs/results.md): cost, reference-plan tiers, and plan identity with another sweep.
 
     python -m benchmarks.sweep_facts --sweep_dir=runs/paper-sweep-full \
         --fd_plans_dir=runs/paper-sweep-full/fd-test-plans --compare_dir=runs/paper-sweep

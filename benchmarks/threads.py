@@ -1,4 +1,4 @@
-"""XGBoost thread count and OpenMP wait policy under a competing process (issue 12, item 11).
+"""XGBoost thread count and OpenMP wait policy under a competing process.
 
   python -m benchmarks.threads [--rows=20000] [--rounds=20] [--repeats=2]
 

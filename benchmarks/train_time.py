@@ -1,6 +1,6 @@
 """Training time, selected validation loss and model size per Table 1 configuration.
 
-    python benchmarks/train_time.py --pddl_root=../shared/benchmarks/paper-splits \
+    python benchmarks/train_time.py --pddl_root=<paper splits> \
         --configs=blocks_wl_lstm_state,blocks_wl_xgb_delta
 
 Each configuration is trained once with its config file's settings (plus the

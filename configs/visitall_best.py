@@ -1,4 +1,4 @@
-"""Beyond the paper, VisitAll: WL-XGB delta + a ridge cost-to-go + best-first decoding (see README)."""
+"""Beyond the paper, VisitAll: WL-XGB delta + a ridge cost-to-go + best-first decoding (docs/method.md)."""
 
 from statecentric_jax import config
 

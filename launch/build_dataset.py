@@ -3,7 +3,7 @@
   python launch/build_dataset.py --pddl_root=data --plans_dir=runs/plans
 
 Writes <out_dir>/<domain>/<encoding>/{encoder.json,<split>.npz}; a rerun only
-redoes what changed (see statecentric_jax/datasets.py) and prints a table of
+redoes what changed (see statecentric_jax/embedding/datasets.py) and prints a table of
 dimensions and unseen WL colours per split.
 """
 

@@ -1,6 +1,6 @@
 """Run a set of configurations (default: all 32 of Table 1) as parallel processes, resumably.
 
-  python launch/sweep.py --sweep_dir=runs/sweep --pddl_root=../shared/benchmarks/paper-splits --parallel=2
+  python launch/sweep.py --sweep_dir=runs/sweep --pddl_root=<paper splits> --parallel=2
   python launch/sweep.py --sweep_dir=runs/sweep --backend=ray --ray_address=auto   # one Ray task per (config, seed)
 
 Each configuration goes to <sweep_dir>/<name>/ (output in log.txt); a rerun skips

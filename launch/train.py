@@ -1,7 +1,13 @@
 """Train one configuration of the paper's Table 1 into a workdir.
 
   python launch/train.py --config=configs/blocks_wl_xgb_delta.py --workdir=runs/blocks_wl_xgb_delta \
-      --config.data.pddl_root=../shared/benchmarks/paper-splits --config.seed=14
+      --config.data.pddl_root=<paper splits> --config.seed=14
+
+The recommended configuration first selects its settings on the domain's training problems
+(statecentric_jax/method/selection.py) and trains the chosen run into <workdir>/run:
+
+  python launch/train.py --config=configs/recommended.py --config.data.domain=miconic \
+      --config.data.pddl_root=../shared/benchmarks/ipc2023-learning --workdir=runs/recommended/miconic
 
 Plans and embedded datasets are generated first (and cached in
 `config.data.cache_dir`). The workdir receives config.json, checkpoint/,
@@ -14,7 +20,7 @@ from ml_collections import config_flags
 
 from statecentric_jax.atomic import check_writable
 from statecentric_jax.cli import run_main
-from statecentric_jax.method.pipeline import train_from_config
+from statecentric_jax.method.selection import train_configured
 
 _CONFIG = config_flags.DEFINE_config_file("config", None, "A config file from configs/.", lock_config=True)
 _WORKDIR = flags.DEFINE_string("workdir", None, "Where the trained model and its metrics go.")
@@ -25,7 +31,7 @@ def main(argv):
     del argv
     for folder in (_WORKDIR.value, _CONFIG.value.data.cache_dir):  # before training, not after it
         check_writable(folder)
-    train_from_config(_CONFIG.value, _WORKDIR.value)
+    train_configured(_CONFIG.value, _WORKDIR.value)
 
 
 if __name__ == "__main__":

@@ -8,31 +8,32 @@ The public API, three calls (each imports the library only when called, so impor
 
     run = config.table1("blocks", "wl", "xgb", "delta")  # one configuration of the paper's Table 1
     run.data.pddl_root = "data"
-    statecentric_jax.train(run, "runs/blocks")
-    plan = statecentric_jax.plan("runs/blocks", "domain.pddl", "problem.pddl", beam_width=5)
-    summary = statecentric_jax.evaluate("runs/blocks", "test-extrapolation")
+    trained = statecentric_jax.train(run, "runs/blocks")
+    plan = statecentric_jax.plan(trained, "domain.pddl", "problem.pddl", beam_width=5)
+    summary = statecentric_jax.evaluate(trained, "test-extrapolation")
 """
 
 from __future__ import annotations
 
 import os
+import pathlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import ml_collections
 
-    from statecentric_jax.learning.train import TrainResult
-
 __all__ = ["evaluate", "plan", "train"]
 
 
-def train(config: ml_collections.ConfigDict, workdir: str | os.PathLike) -> TrainResult:
-    """Train the run `config` describes into `workdir` with seed `config.seed`, as `launch/train.py` does:
-    plans and embedded datasets first (cached in `config.data.cache_dir`), then the model, and with the
-    config's options the cost-to-go, rounds of expert data aggregation and ensemble members."""
-    from statecentric_jax.method.pipeline import train_from_config
+def train(config: ml_collections.ConfigDict, workdir: str | os.PathLike) -> pathlib.Path:
+    """Train the run `config` describes into `workdir` with seed `config.seed`, as `launch/train.py` does, and
+    return the run to plan with: plans and embedded datasets first (cached in `config.data.cache_dir`), then
+    the model, and with the config's options the cost-to-go, rounds of expert data aggregation and ensemble
+    members. A config with a `selection` section (`configs/recommended.py`) first selects its settings on
+    larger training problems and returns the chosen run, `<workdir>/run`."""
+    from statecentric_jax.method.selection import train_configured
 
-    return train_from_config(config, workdir)
+    return train_configured(config, workdir)
 
 
 def plan(

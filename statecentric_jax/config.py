@@ -156,3 +156,26 @@ def best(domain: str) -> ml_collections.ConfigDict:
         config.value.wl_multiset_hash = False
         config.value.wl_vocabulary = "fitted"
     return config
+
+
+def recommended() -> ml_collections.ConfigDict:
+    """The recommended configuration for any domain (`configs/recommended.py`): a linear (ridge) delta
+    transition model, whose cost does not grow with the WL dimension, a ridge cost-to-go and best-first
+    decoding; the rest is chosen per domain on its training problems (`method/selection.py`, `selection`).
+    The domain is named on the command line (`data.domain`), the problems by `data.pddl_root`."""
+    config = base()
+    config.data.domain = ""
+    config.data.update(embedding_config.EXTRA_DEFAULTS)
+    config.data.skip_unsolved = True  # a training problem the expert does not solve is left out
+    config.data.expert_astar_seconds = 30.0
+    config.data.expert_fallback = "lama_first"
+    config.data.expert_fallback_seconds = 60.0
+    config.model.kind, config.model.mode = "ridge", "delta"
+    config.ridge = learning_config.ridge()
+    config.value.kind = "ridge"
+    config.decode.strategy = "best_first"
+    config.decode.budget = 100_000
+    config.aggregation.retrain = "value"
+    config.aggregation.time_limit = 20.0
+    config.selection = method_config.selection()
+    return config

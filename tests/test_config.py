@@ -140,7 +140,7 @@ def test_one_recommended_config_per_domain_beside_the_paper_one():
         assert (config.value.embedding == "own") == (settings.value_wl_iterations > 0)
         assert learning_config.value_goal_paths(config) == settings.value_goal_paths
         assert paper.value.goal_paths == 0  # the paper's cost-to-go-free config leaves it off
-        # the README's strategy-only ablation
+        # the strategy-only ablation of docs/results.md
         config.value.kind, config.aggregation.rounds, config.aggregation.random_walks = "none", 0, 0
         config_lib.check(config)
         assert config.model.to_dict() == paper.model.to_dict() and config.data.to_dict() == paper.data.to_dict()

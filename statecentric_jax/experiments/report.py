@@ -21,7 +21,7 @@ something are in the beyond-the-paper table; novelty exploration, the goal agend
 symbolic, are named in their rows.
 
 Everything is sorted and formatted with fixed precision, so the same runs give
-byte-identical files (the README's table is `table1.md`).
+byte-identical files (docs/results.md's table is `table1.md`).
 """
 
 from __future__ import annotations
@@ -53,8 +53,7 @@ from statecentric_jax.problems.domains import PAPER_ORDER
 from statecentric_jax.problems.fast_downward import ASTAR_LMCUT
 from statecentric_jax.problems.plan_generation import read_trajectories
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-PAPER_CSV = REPO.parent / "shared" / "benchmarks" / "paper_table1.csv"
+PAPER_CSV = pathlib.Path(__file__).with_name("paper_table1.csv")  # the published Table 1, as package data
 DOMAIN_TITLES = {"blocks": "Blocks", "gripper": "Gripper", "visitall": "VisitAll", "logistics": "Logistics"}
 SPLITS = pipeline.EVALUATION_SPLITS
 SPLIT_TITLES = {"validation": "Val.", "test-interpolation": "Interp.", "test-extrapolation": "Extrap."}
@@ -62,7 +61,7 @@ ROUNDING = 0.005  # the paper prints two decimals: differences within rounding a
 FLAG = "†"
 RECORD_KEYS = ("problem", "num_objects", "solved", "plan_length")  # what the report reads of results.json
 FAILURES = ("dead end", "horizon")  # the decoder's own stopping reasons; anything else counts as "other"
-ABLATION = ("strategy", "value", "aggregation", "ensemble")  # the issue's ablation: "all" in a row's name
+ABLATION = ("strategy", "value", "aggregation", "ensemble")  # the ablated ingredients: "all" in a row's name
 # what a run adds to the paper's method; the symbolic ones are named in their rows
 INGREDIENTS = (
     *ABLATION,

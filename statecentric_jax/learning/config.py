@@ -15,7 +15,8 @@ from statecentric_jax.learning.transitions import MODES
 from statecentric_jax.sections import require_int, require_one_of
 
 ModelKind = Literal["lstm", "xgb"]
-MODEL_KINDS: tuple[str, ...] = get_args(ModelKind)
+MODEL_KINDS: tuple[str, ...] = get_args(ModelKind)  # the paper's (Table 1)
+TRANSITION_KINDS = (*MODEL_KINDS, "ridge")  # and beyond it: a linear model whose cost does not grow with D
 MultiStrategy = Literal["one_output_per_tree", "multi_output_tree"]
 MULTI_STRATEGIES: tuple[str, ...] = get_args(MultiStrategy)
 ValueKind = Literal["none", "ridge"]
@@ -51,6 +52,21 @@ def xgb() -> ml_collections.ConfigDict:
     section.multi_strategy = "one_output_per_tree"  # the paper's; or "multi_output_tree"
     section.n_jobs = 0  # CPU threads; 0 = all cores
     return section
+
+
+def ridge() -> ml_collections.ConfigDict:
+    """model.kind="ridge" (learning/ridge.py); absent from the paper's configs (`model_settings`)."""
+    section = ml_collections.ConfigDict()
+    section.alphas = [1.0, 10.0, 100.0, 1000.0, 10000.0]  # strengths tried; the best on validation is kept
+    section.rank = 64  # the dual coefficients' rank kept (truncated SVD): the prediction's cost; 0: exact
+    return section
+
+
+def model_settings(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """The section of the configured transition model (`lstm`, `xgb` or `ridge`; ridge's at its defaults
+    where the config has none)."""
+    kind = config.model.kind
+    return config[kind] if kind in config else ridge()
 
 
 def value() -> ml_collections.ConfigDict:
@@ -106,8 +122,9 @@ def ensemble_members(config: ml_collections.ConfigDict) -> list[tuple[str, str]]
     members: list[tuple[str, str]] = []
     for spec in (s.strip() for s in text.split(",") if s.strip()):
         kind, _, mode = spec.partition(":")
-        if kind not in MODEL_KINDS or mode not in MODES:
-            reason = f"'{spec}' is not kind:mode (kind one of {', '.join(MODEL_KINDS)}; mode one of {', '.join(MODES)})"
+        if kind not in TRANSITION_KINDS or mode not in MODES:
+            kinds, modes = ", ".join(TRANSITION_KINDS), ", ".join(MODES)
+            reason = f"'{spec}' is not kind:mode (kind one of {kinds}; mode one of {modes})"
         elif (kind, mode) in members or (kind, mode) == (config.model.kind, config.model.mode):
             reason = (
                 f"'{spec}' is already in the ensemble (the configured model is {config.model.kind}:{config.model.mode})"
@@ -129,7 +146,7 @@ def ensemble_member(config: ml_collections.ConfigDict, kind: str, mode: str) -> 
 
 def check(config: ml_collections.ConfigDict) -> None:
     """Refuse settings no model understands, before any work is done."""
-    require_one_of("model.kind", config.model.kind, MODEL_KINDS)
+    require_one_of("model.kind", config.model.kind, TRANSITION_KINDS)
     require_one_of("model.mode", config.model.mode, MODES)
     require_one_of("xgb.multi_strategy", config.xgb.multi_strategy, MULTI_STRATEGIES)
     require_one_of("value.kind", config.value.kind, VALUE_KINDS)

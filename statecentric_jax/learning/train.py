@@ -2,7 +2,7 @@
 
 A workdir holds:
 
-  checkpoint/       the model: an orbax checkpoint (LSTM) or checkpoint/model.ubj (XGBoost)
+  checkpoint/       the model: an orbax checkpoint (LSTM), checkpoint/model.ubj (XGBoost) or checkpoint/ridge.npz
   encoder.json      the state encoder the data was embedded with
   value.npz         the cost-to-go, if the config has one (learning/value.py; value_encoder.json: its own φ;
                     value_goal_paths.json: goal paths beside φ)
@@ -31,7 +31,7 @@ from statecentric_jax.embedding.datasets import EmbeddedSplit
 from statecentric_jax.embedding.encoders import Encoder, load_encoder
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import config as learning_config
-from statecentric_jax.learning import lstm, value, xgb
+from statecentric_jax.learning import lstm, ridge, value, xgb
 from statecentric_jax.learning.transitions import TransitionModel
 
 CONFIG_FILE = "config.json"
@@ -44,6 +44,7 @@ TRAINING_FILE = "training.json"  # how the seeds were trained (together, or once
 _KINDS = {
     "lstm": lstm,
     "xgb": xgb,
+    "ridge": ridge,
 }  # each: fit(train, validation, mode, settings, seed), load(dir, dim, mode, settings)
 
 
@@ -119,12 +120,13 @@ def train_models(
     _check_data(config, train, validation, encoder)
     kind, mode, seeds = config.model.kind, config.model.mode, list(workdirs)
     start = time.perf_counter()
-    fitted: Sequence[tuple[lstm.LSTMModel | xgb.XGBModel, list[dict]]]
+    fitted: Sequence[tuple[lstm.LSTMModel | xgb.XGBModel | ridge.RidgeModel, list[dict]]]
     if kind == "lstm":
         fitted = lstm.fit_seeds(train, validation, mode, config[kind], seeds)
         how = {"trained_together_seeds": seeds}
-    else:  # without subsampling the booster does not use its seed
-        fitted = [xgb.fit(train, validation, mode, config[kind], seeds[0])] * len(seeds)
+    else:  # without subsampling the booster does not use its seed; ridge is exact
+        settings = learning_config.model_settings(config)
+        fitted = [_KINDS[kind].fit(train, validation, mode, settings, seeds[0])] * len(seeds)
         how = {"trained_once_for_seeds": seeds}
     cost_to_go = None  # does not depend on the seed: fitted once
     if config.value.kind == "ridge":
@@ -225,7 +227,8 @@ def load_model(workdir: str | os.PathLike, domain: str | None = None, encoding: 
             raise InputError(workdir, f"model was trained for {name} '{have}', not '{want}'")
     encoder = load_encoder(workdir / ENCODER_FILE, domain=config.data.domain, kind=config.data.encoding)
     kind = config.model.kind
-    model = _KINDS[kind].load(workdir / CHECKPOINT_DIR, encoder.dim, config.model.mode, config[kind])
+    settings = learning_config.model_settings(config)
+    model = _KINDS[kind].load(workdir / CHECKPOINT_DIR, encoder.dim, config.model.mode, settings)
     own, goal_paths = learning_config.own_value_embedding(config), learning_config.value_goal_paths(config) > 0
     cost_to_go = value.load(workdir, encoder.dim, own, goal_paths) if config.value.kind != "none" else None
     return LoadedModel(model, encoder, config, cost_to_go)

@@ -134,11 +134,20 @@ class RidgeCostToGo:
                 (pathlib.Path(directory) / name).unlink(missing_ok=True)
 
 
+DUAL_ABOVE = 4096  # features beyond which the ridge is solved over the rows, when there are fewer rows
+
+
 def _ridge(features: np.ndarray, targets: np.ndarray, alpha: float) -> RidgeCostToGo:
+    """Centred ridge. With many more features than rows (WL dimensions of large domains) it is solved over
+    the rows (dual form): the same weights, at a cost that does not grow with the cube of the features;
+    below `DUAL_ABOVE` features the solve is the one earlier runs used, so their weights stay bit-identical."""
     mean_x, mean_y = features.mean(axis=0), targets.mean()
     centred = features - mean_x
-    gram = centred.T @ centred + alpha * np.eye(features.shape[1])
-    weights = np.linalg.solve(gram, centred.T @ (targets - mean_y))
+    rows, columns = centred.shape
+    if rows < columns and columns > DUAL_ABOVE:
+        weights = centred.T @ np.linalg.solve(centred @ centred.T + alpha * np.eye(rows), targets - mean_y)
+    else:
+        weights = np.linalg.solve(centred.T @ centred + alpha * np.eye(columns), centred.T @ (targets - mean_y))
     return RidgeCostToGo(weights, float(mean_y - mean_x @ weights), alpha)
 
 

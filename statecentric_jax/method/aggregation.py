@@ -9,7 +9,7 @@ Fast Downward A*+LM-cut started at the probed states: about log2(n) planner call
 none for a path of optimal length. Every optimal plan the planner returns, from on-path
 states (other optimal paths) and off-path ones (how to recover), becomes a trajectory; the
 states are embedded with the run's encoder and added to the training data (also those found on
-validation problems, as the issue asks: validation success is then no longer held out, our own
+validation problems by default: validation success is then no longer held out, our own
 larger problems are; `aggregation.splits=train` keeps validation unseen), and the transition
 model and the cost-to-go are retrained (`aggregation.retrain=value`: the cost-to-go only, so the
 transition model, its size and its speed stay those of the first training); the validation

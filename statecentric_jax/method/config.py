@@ -16,6 +16,15 @@ AGGREGATION_RETRAIN: tuple[str, ...] = get_args(AggregationRetrain)
 AGGREGATION_SPLITS = ("train", "validation")  # the only problems expert data aggregation may plan for
 
 
+def selection() -> ml_collections.ConfigDict:
+    """Per-domain selection of the recommended configuration's settings (method/selection.py); only in
+    `config.recommended()`: a config without this section trains as it is."""
+    section = ml_collections.ConfigDict()
+    section.steps = "cost_to_go_features,goal_paths,aggregation,value_weight,path_weight"  # the menu, in order
+    section.budget = 10_000  # expansions per selection problem
+    return section
+
+
 def aggregation() -> ml_collections.ConfigDict:
     section = ml_collections.ConfigDict()
     section.rounds = 0  # 0: off, the paper's training

@@ -8,6 +8,8 @@ embedded datasets:
   <cache_dir>/datasets/<root id>/<domain>/<encoding>/...  (datasets)
   <cache_dir>/datasets/<root id>/<domain>/value-wl<k>-<multiset|set>[-<algorithm>-<graph>]/...  (a cost-to-go's own φ)
 
+A root in the IPC layout is read through its training view below `<cache_dir>/views/` (`resolved`).
+
 A run directory (`--workdir`) holds one seed per subfolder `seed<N>/` with the
 model, its encoder and `eval/<split>/`; finished seeds and splits are skipped
 when an experiment is run again. With `config.ensemble.members`, each seed also holds
@@ -29,6 +31,7 @@ from absl import logging
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import exclusive_lock, write_text
+from statecentric_jax.embedding import config as embedding_config
 from statecentric_jax.embedding import datasets
 from statecentric_jax.embedding.encoders import Encoder, WLSettings
 from statecentric_jax.embedding.goal_paths import GoalPathEncoder
@@ -36,7 +39,7 @@ from statecentric_jax.errors import InputError
 from statecentric_jax.learning import config as learning_config
 from statecentric_jax.learning import ensemble, train, value
 from statecentric_jax.method import aggregation, evaluation
-from statecentric_jax.problems import plan_generation
+from statecentric_jax.problems import layout, plan_generation
 
 TRAINING_SPLITS = ("train", "validation")
 EVALUATION_SPLITS = ("validation", "test-interpolation", "test-extrapolation")
@@ -60,6 +63,7 @@ def cache_dirs(config: ml_collections.ConfigDict) -> tuple[pathlib.Path, pathlib
 def prepare_data(config: ml_collections.ConfigDict) -> tuple[dict[str, datasets.EmbeddedSplit], Encoder]:
     """Plans (Fast Downward, cached) and embedded train/validation splits (cached)."""
     config_lib.check(config)  # fail before any work on a misspelt config
+    config = resolved(config)
     plans_dir, dataset_dir = cache_dirs(config)
     summary = plan_generation.generate_plans(
         config.data.pddl_root,
@@ -67,12 +71,17 @@ def prepare_data(config: ml_collections.ConfigDict) -> tuple[dict[str, datasets.
         domains=[config.data.domain],
         splits=TRAINING_SPLITS,
         jobs=config.data.jobs or None,
+        astar_time_limit=embedding_config.extra(config, "expert_astar_seconds"),
+        gbfs_time_limit=embedding_config.extra(config, "expert_fallback_seconds"),
+        fallback=embedding_config.extra(config, "expert_fallback"),
     )
     logging.info("plans: %s", summary.report().splitlines()[-1])
-    if summary.failures:
+    if summary.failures and not (embedding_config.extra(config, "skip_unsolved") and not summary.split_failures):
         raise InputError(
             plans_dir, f"{len(summary.failures)} training problem(s) without a plan: {summary.failures[0]}"
         )
+    for failure in summary.failures:
+        logging.warning("left out, no expert plan: %s", failure)
     splits = datasets.build_dataset(
         config.data.pddl_root, plans_dir, config.data.domain, config.data.encoding, dataset_dir, TRAINING_SPLITS
     )
@@ -86,6 +95,7 @@ def prepare_value_data(config: ml_collections.ConfigDict) -> value.ValueData | N
     own, length = learning_config.own_value_embedding(config), learning_config.value_goal_paths(config)
     if not own and not length:
         return None
+    config = resolved(config)
     plans_dir, phi_dir = cache_dirs(config)  # φ: the transition model's, unless its own
     if own:
         settings = WLSettings(
@@ -113,10 +123,16 @@ def prepare_value_data(config: ml_collections.ConfigDict) -> value.ValueData | N
 
 
 def resolved(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
-    """A copy with absolute data paths, so the run it trains works from any working directory."""
+    """A copy with absolute data paths, so the run it trains works from any working directory. A root in
+    the IPC layout becomes its training view (`layout.training_view`, below the cache): from then on
+    every step sees train/validation/selection splits and no test problem."""
     config = config.copy_and_resolve_references()
     config.data.pddl_root = os.path.abspath(config.data.pddl_root)
     config.data.cache_dir = os.path.abspath(config.data.cache_dir)
+    if layout.is_ipc_layout(config.data.pddl_root, config.data.domain):
+        picks = {split: embedding_config.extra(config, f"ipc_{split}") for split in layout.VIEW_SPLITS}
+        views = pathlib.Path(config.data.cache_dir) / "views"
+        config.data.pddl_root = str(layout.training_view(config.data.pddl_root, config.data.domain, picks, views))
     return config
 
 

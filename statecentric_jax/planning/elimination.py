@@ -2,7 +2,7 @@
 
 Decoding follows true successors, so its plans are valid, but they may carry detours: a truck
 driven somewhere it never loads, a package loaded and unloaded again. For each step in turn, the
-plan is replayed without it and without every later step whose preconditions that leaves false; if
+plan is replayed without it and without every later step whose preconditions that leaves unmet; if
 the goal still holds at the end, those steps go (Fink and Yang 1992; Nakhost and Müller 2010). Passes
 repeat until none removes a step, so in the result no step can be dropped that way. It is a
 subsequence of the plan, so it is valid in the same task and never longer.
@@ -31,7 +31,7 @@ def eliminate_actions(task: Task, plan: Sequence[str]) -> list[str]:
             kept, after, state = [], [], states[step]
             for action, op in steps[step + 1 :]:
                 assert op is not None  # simulate checked every step
-                if op.pre <= state:
+                if op.applicable(state):
                     state = op.apply(state)
                     kept.append((action, op))
                     after.append(state)

@@ -72,12 +72,14 @@ def simulate(
                 step,
             )
         missing = op.pre - state
-        if missing:
+        violated = op.pre_neg & state
+        if missing or violated:
+            unmet = sorted(missing) + [f"(not {atom})" for atom in sorted(violated)]
             raise PlanError(
                 source,
-                f"step {step}: {op.name} is not applicable: precondition(s) {' '.join(sorted(missing))} false",
+                f"step {step}: {op.name} is not applicable: precondition(s) {' '.join(unmet)} false",
                 step,
-                missing,
+                unmet,
             )
         state = op.apply(state)
         trajectory.append(state)

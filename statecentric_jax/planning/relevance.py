@@ -1,15 +1,15 @@
 """Backward relevance: the part of a task that can matter for a given goal.
 
-An atom is relevant if it is in the goal or a precondition of an operator that adds a relevant
-atom; an operator is relevant if it adds a relevant atom. Dropping every other operator keeps
-every plan's relevant steps: an irrelevant operator adds nothing a later relevant precondition or
-the goal needs, and without negative preconditions its deletes only ever disable steps. So a goal is reachable in the
-restricted task exactly when it is reachable in the full one, by plans that run unchanged in it.
+An atom is relevant if it is in the goal or a precondition of a relevant operator; an atom is
+relevant as absent if it is a negative precondition of a relevant operator. An operator is relevant
+if it adds a relevant atom or deletes an atom relevant as absent. Dropping every other operator
+keeps every plan's relevant steps: an irrelevant operator adds nothing a later relevant precondition
+or the goal needs and deletes nothing a negative one needs, so its other effects only ever disable
+steps. So a goal is reachable in the restricted task exactly when it is reachable in the full one,
+by plans that run unchanged in it.
 
-Pyperplan runs a similar fixpoint when it grounds (`remove_irrelevant_operators`, off in
-`tasks.load_task`, which keeps every operator); that function is private, rewrites pyperplan's
-operators in place and scans every operator per round, while a goal agenda needs it on our
-`Operator`s once per stage, so it is computed here with a worklist over each atom's adders.
+A goal agenda needs this on the task's `Operator`s once per stage, so it is computed here with a
+worklist over each atom's adders (and deleters, for atoms relevant as absent).
 
 A goal agenda (`search/agenda.py`) pursues a few goals at a time; for one package's goal in
 Logistics the restricted task keeps the vehicles' moves and that package's loads and unloads, not
@@ -29,27 +29,38 @@ import collections
 import dataclasses
 from collections.abc import Set
 
-from statecentric_jax.planning.tasks import Operator, Task
+from statecentric_jax.planning.tasks import Task
 
 
 def relevant(task: Task, goal: Set[str], kept: Set[str] = frozenset()) -> tuple[frozenset[str], tuple[int, ...]]:
-    """The relevant fluent atoms for `goal` and the relevant operators' indices (ascending); a
-    `kept` atom becomes relevant, as a goal, once a relevant operator deletes it."""
+    """The relevant fluent atoms for `goal` (those relevant as absent included) and the relevant
+    operators' indices (ascending); a `kept` atom becomes relevant, as a goal, once a relevant
+    operator deletes it."""
     adders: dict[str, list[int]] = collections.defaultdict(list)
+    deleters: dict[str, list[int]] = collections.defaultdict(list)
+    negative_preconditions = any(op.pre_neg for op in task.operators)
     for index, op in enumerate(task.operators):
         for atom in op.add:
             adders[atom].append(index)
-    atoms, frontier, operators = set(goal), list(goal), set()
+        if negative_preconditions:
+            for atom in op.delete:
+                deleters[atom].append(index)
+    present, absent = set(goal), set[str]()
+    frontier, operators = [(atom, adders) for atom in goal], set()
     while frontier:
-        for index in adders.get(frontier.pop(), ()):
+        atom, changers = frontier.pop()
+        for index in changers.get(atom, ()):
             if index in operators:
                 continue
             operators.add(index)
             op = task.operators[index]
-            for atom in (op.pre | (op.delete & kept)) - atoms:
-                atoms.add(atom)
-                frontier.append(atom)
-    return frozenset(atoms - task.static), tuple(sorted(operators))
+            for atom in (op.pre | (op.delete & kept)) - present:
+                present.add(atom)
+                frontier.append((atom, adders))
+            for atom in op.pre_neg - absent:
+                absent.add(atom)
+                frontier.append((atom, deleters))
+    return frozenset((present | absent) - task.static), tuple(sorted(operators))
 
 
 def restrict(task: Task, state: frozenset[str], goal: Set[str], name: str, kept: frozenset[str] = frozenset()) -> Task:
@@ -62,7 +73,8 @@ def restrict(task: Task, state: frozenset[str], goal: Set[str], name: str, kept:
     relevant_atoms, indices = relevant(task, goal, kept)
     atoms = relevant_atoms | kept
     operators = tuple(
-        Operator(op.name, op.pre, op.add & atoms, op.delete & atoms) for op in (task.operators[i] for i in indices)
+        dataclasses.replace(op, add=op.add & atoms, delete=op.delete & atoms)
+        for op in (task.operators[i] for i in indices)
     )
     return dataclasses.replace(
         task,

@@ -4,7 +4,8 @@ This is the hot path of decoding. Looping over every ground operator in Python
 costs O(#operators) subset tests per state; instead each operator is filed under
 one "key" precondition atom (the one shared by the fewest operators), so a state
 only looks at the operators whose key atom it contains. Results come in the
-task's operator order, the same as the naive loop.
+task's operator order, the same as the naive loop. Negative preconditions are tested
+after the key and the positive ones, and only for the operators that have any.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class SuccessorGenerator:
         uses = collections.Counter(atom for op in self.operators for atom in op.pre)
         buckets: dict[str, list[tuple[int, frozenset[str]]]] = collections.defaultdict(list)
         self._unconditional: list[int] = []
+        self._negative = {index: op.pre_neg for index, op in enumerate(self.operators) if op.pre_neg}
         for index, op in enumerate(self.operators):
             if not op.pre:
                 self._unconditional.append(index)
@@ -39,6 +41,9 @@ class SuccessorGenerator:
         found = list(self._unconditional)
         for key in self._keys & state:
             found.extend(index for index, rest in self._buckets[key] if rest <= state)
+        if self._negative:
+            negative = self._negative
+            found = [index for index in found if index not in negative or negative[index].isdisjoint(state)]
         found.sort()
         return found
 
@@ -56,7 +61,7 @@ class SuccessorGenerator:
 
 def naive_successors(task: Task, state: frozenset[str]) -> list[tuple[Operator, frozenset[str]]]:
     """The reference loop over every ground operator (for tests and benchmarks)."""
-    return [(op, op.apply(state)) for op in task.operators if op.pre <= state]
+    return [(op, op.apply(state)) for op in task.operators if op.applicable(state)]
 
 
 def random_walk(task: Task, steps: int, seed: int) -> list[frozenset[str]]:

@@ -1,9 +1,11 @@
-"""Load a PDDL domain + problem into a grounded STRIPS task.
+"""Load a PDDL domain + problem into a grounded STRIPS task (with negative preconditions).
 
-Pyperplan parses and grounds. Before that, a small s-expression reader checks the
-files for what this project cannot handle (features used, not merely declared, and
-names that the domain does not define), so that users get one clear line instead of
-a parser traceback. Atoms and actions are lower-case strings in IPC notation,
+A small s-expression reader checks the files for what this project cannot handle
+(features used, not merely declared, and names that the domain does not define), so
+that users get one clear line instead of a parser traceback. Fast Downward's
+translator, used as a library, then parses and grounds by relaxed reachability: only
+the actions whose preconditions some relaxed plan can reach become operators, as in
+Fast Downward itself. Atoms and actions are lower-case strings in IPC notation,
 e.g. "(on a b)" and "(stack a b)". A state is a frozenset of the atoms of fluent
 (non-static) predicates; the static atoms, true in every state, are kept once in
 `Task.static`. This keeps successor generation cheap (states are small) while
@@ -12,13 +14,18 @@ e.g. "(on a b)" and "(stack a b)". A state is a frozenset of the atoms of fluent
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import io
 import os
 import re
+import sys
+import threading
+from collections.abc import Callable, Iterator
 
-from pyperplan import grounding
-from pyperplan.pddl.parser import Parser
+from fast_downward.translate import instantiate, normalize, options
+from fast_downward.translate.pddl_parser import parsing_functions
 
 from statecentric_jax.errors import InputError
 
@@ -35,7 +42,6 @@ _UNSUPPORTED_KEYWORDS = {
     "assign": "numeric fluents",
     "scale-up": "numeric fluents",
     "scale-down": "numeric fluents",
-    "=": "equality or numeric conditions",
     ">": "numeric conditions",
     "<": "numeric conditions",
     ">=": "numeric conditions",
@@ -50,14 +56,18 @@ _UNSUPPORTED_SECTIONS = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Operator:
-    """A ground STRIPS action. `pre` holds only non-static preconditions."""
+    """A ground STRIPS action. `pre` and `pre_neg` (atoms that must be false) hold only fluent atoms."""
 
     name: str
     pre: frozenset[str]
     add: frozenset[str]
     delete: frozenset[str]
+    pre_neg: frozenset[str] = frozenset()
+
+    def applicable(self, state: frozenset[str]) -> bool:
+        return self.pre <= state and self.pre_neg.isdisjoint(state)
 
     def apply(self, state: frozenset[str]) -> frozenset[str]:
         return (state - self.delete) | self.add
@@ -163,26 +173,39 @@ def _names(typed_list: list) -> list[str]:
     return names
 
 
-def _walk(expr: SExpr, path: str, where: str) -> None:
-    """Reject unsupported keywords and negation inside a condition or effect."""
-    if not isinstance(expr, list) or not expr:
-        return
-    head = expr[0]
-    if isinstance(head, str) and head in _UNSUPPORTED_KEYWORDS:
-        raise InputError(path, f"unsupported feature: {_UNSUPPORTED_KEYWORDS[head]} ('{head}') in {where}")
-    if head == "not" and not where.startswith("effect"):
-        raise InputError(path, f"unsupported feature: negative preconditions ('not') in {where}")
-    for sub in expr[1:]:
-        _walk(sub, path, where)
+def _conjuncts(expr: SExpr) -> list:
+    """The members of a condition or effect with nested (and ...) flattened, in order; without
+    recursion, so that a conjunction nested thousands deep is no different from a flat one."""
+    pending, found = [expr], []
+    while pending:
+        item = pending.pop()
+        if isinstance(item, list) and item[:1] == ["and"]:
+            pending.extend(reversed(item[1:]))
+        elif item is not None and item != []:  # () is the empty condition
+            found.append(item)
+    return found
 
 
-def _atoms_of(expr: SExpr) -> list[list]:
-    """The atoms of a conjunction of literals."""
-    if not isinstance(expr, list) or not expr:
-        return []
-    if expr[0] in ("and", "not"):
-        return [a for sub in expr[1:] for a in _atoms_of(sub)]
-    return [expr]
+def _literals(expr: SExpr, path: str, where: str) -> list[tuple[bool, list]]:
+    """(positive, atom) of a conjunction of literals; an atom may be an equality (= a b) outside effects.
+
+    Raises InputError on everything else: unsupported keywords, negated compound conditions,
+    negation or equality where they are not supported (the goal; equality in effects)."""
+    literals = []
+    for item in _conjuncts(expr):
+        positive = not (isinstance(item, list) and item[:1] == ["not"])
+        atom = item if positive else (item[1] if len(item) == 2 else None)
+        head = atom[0] if isinstance(atom, list) and atom else None
+        if isinstance(head, str) and head in _UNSUPPORTED_KEYWORDS:
+            raise InputError(path, f"unsupported feature: {_UNSUPPORTED_KEYWORDS[head]} ('{head}') in {where}")
+        if not isinstance(atom, list) or head in ("not", "and"):
+            raise InputError(path, f"unsupported feature: negation of a compound condition in {where}")
+        if not positive and where == "the goal":
+            raise InputError(path, f"unsupported feature: negative goals ('not') in {where}")
+        if head == "=" and (where == "the goal" or where.startswith("effect")):
+            raise InputError(path, f"unsupported feature: equality ('=') in {where}")
+        literals.append((positive, atom))
+    return literals
 
 
 def _check_domain(path: str, define: list) -> tuple[str, dict[str, int], list[str]]:
@@ -209,27 +232,37 @@ def _check_domain(path: str, define: list) -> tuple[str, dict[str, int], list[st
         fields = dict(zip(item[2::2], item[3::2]))
         params = set(_names(fields.get(":parameters", [])))
         for key, where in ((":precondition", "precondition"), (":effect", "effect")):
-            expr = fields.get(key)
-            _walk(expr, path, f"{where} of action '{item[1]}'")
-            for atom in _atoms_of(expr):
+            for _, atom in _literals(fields.get(key), path, f"{where} of action '{item[1]}'"):
                 _check_atom(path, atom, predicates, params | set(constants), f"action '{item[1]}'")
     return define[1][1], predicates, constants
 
 
+def _tokens(expr: SExpr) -> Iterator[str]:
+    pending: list = [expr]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, list):
+            pending.append(")")
+            pending.extend(reversed(item))
+            yield "("
+        else:
+            yield str(item)
+
+
 def _show(expr: SExpr) -> str:
-    if isinstance(expr, list):
-        return "(" + " ".join(_show(e) for e in expr) + ")"
-    return str(expr)
+    """PDDL text of an s-expression (without recursion: error messages may show deep input)."""
+    return re.sub(r"\( | \)", lambda m: m.group(0).strip(), " ".join(_tokens(expr)))
 
 
 def _check_atom(path: str, atom: list, predicates: dict[str, int], names: set[str], where: str) -> None:
     if not atom or not isinstance(atom[0], str) or any(isinstance(t, list) for t in atom):
-        raise InputError(path, f"malformed PDDL: bad atom {_show(atom)} in {where}")
+        raise InputError(path, f"malformed PDDL: bad atom {_show(atom)[:200]} in {where}")
     name, args = atom[0], atom[1:]
-    if name not in predicates:
+    arity = 2 if name == "=" else predicates.get(name)
+    if arity is None:
         raise InputError(path, f"unknown predicate '{name}' in {where}")
-    if len(args) != predicates[name]:
-        raise InputError(path, f"predicate '{name}' takes {predicates[name]} arguments, got {len(args)} in {where}")
+    if len(args) != arity:
+        raise InputError(path, f"predicate '{name}' takes {arity} arguments, got {len(args)} in {where}")
     for arg in args:
         if arg not in names:
             raise InputError(
@@ -239,7 +272,8 @@ def _check_atom(path: str, atom: list, predicates: dict[str, int], names: set[st
 
 def _check_problem(
     path: str, define: list, domain_name: str, predicates: dict[str, int], constants: list[str]
-) -> list[str]:
+) -> tuple[list[str], list[list], list[list]]:
+    """The problem's objects (domain constants last), initial atoms and goal atoms."""
     if len(define) < 2 or not isinstance(define[1], list) or define[1][:1] != ["problem"]:
         raise InputError(path, "malformed PDDL: a problem file starts with (define (problem NAME) ...)")
     declared = _section(define, ":domain")
@@ -254,16 +288,17 @@ def _check_problem(
     goal = _section(define, ":goal")
     if init is None or goal is None:
         raise InputError(path, f"malformed PDDL: missing {'(:init ...)' if init is None else '(:goal ...)'}")
-    for atom in init[1:]:
-        if isinstance(atom, list) and atom[:1] == ["="]:
+    init_atoms = [atom if isinstance(atom, list) else [atom] for atom in init[1:]]
+    for atom in init_atoms:
+        if atom[:1] == ["="]:
             raise InputError(path, "unsupported feature: numeric fluents ('=') in the initial state")
-        _check_atom(path, atom if isinstance(atom, list) else [atom], predicates, names, "the initial state")
+        _check_atom(path, atom, predicates, names, "the initial state")
     if len(goal) != 2:
         raise InputError(path, "malformed PDDL: (:goal ...) must hold exactly one condition")
-    _walk(goal[1], path, "the goal")
-    for atom in _atoms_of(goal[1]):
+    goal_atoms = [atom for _, atom in _literals(goal[1], path, "the goal")]
+    for atom in goal_atoms:
         _check_atom(path, atom, predicates, names, "the goal")
-    return objects + [c for c in constants if c not in objects]
+    return objects + [c for c in constants if c not in objects], init_atoms, goal_atoms
 
 
 def _static_predicates(define: list) -> frozenset[str]:
@@ -271,9 +306,44 @@ def _static_predicates(define: list) -> frozenset[str]:
     for item in define[2:]:
         if isinstance(item, list) and item[:1] == [":action"]:
             fields = dict(zip(item[2::2], item[3::2]))
-            changed.update(atom[0] for atom in _atoms_of(fields.get(":effect")))
+            changed.update(atom[0] for _, atom in _literals(fields.get(":effect"), "", "effect"))
     predicates = _section(define, ":predicates") or []  # checked present by _check_domain
     return frozenset(p[0] for p in predicates[1:] if p[0] not in changed)
+
+
+def _for_translator(define: list, constants: frozenset[str] = frozenset()) -> list:
+    """`define` as the translator reads it: every action's precondition and effect and the goal as one flat
+    (and ...) (its parser recurses into nested conjunctions), and without problem objects that repeat a
+    domain constant (which it refuses)."""
+    flat = list(define)
+    for index, item in enumerate(flat):
+        if isinstance(item, list) and item[:1] == [":action"]:
+            item = list(item)
+            for key in range(2, len(item) - 1, 2):
+                if item[key] in (":precondition", ":effect"):
+                    item[key + 1] = ["and", *_conjuncts(item[key + 1])]
+            flat[index] = item
+        elif isinstance(item, list) and item[:1] == [":goal"] and len(item) == 2:
+            flat[index] = [":goal", ["and", *_conjuncts(item[1])]]
+        elif isinstance(item, list) and item[:1] == [":objects"] and constants:
+            flat[index] = [":objects", *_without(item[1:], constants)]
+    return flat
+
+
+def _without(typed_list: list, names: frozenset[str]) -> list:
+    """A PDDL typed list without `names` (a '- type' left with no name goes too)."""
+    kept: list = []
+    group: list = []
+    tokens = iter(typed_list)
+    for token in tokens:
+        if token == "-":
+            kind = next(tokens, None)
+            if group:
+                kept += [*group, "-", kind]
+            group = []
+        elif token not in names:
+            group.append(token)
+    return kept + group
 
 
 def problem_from_state(task: Task, state: frozenset[str], name: str) -> str:
@@ -291,31 +361,95 @@ def check_domain(domain_file: str | os.PathLike) -> None:
     _check_domain(domain_file, read_sexpr(domain_file))
 
 
-def load_task(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> Task:
-    """Parse, check and ground a STRIPS problem; raises InputError on bad input."""
+class _MutedFor(io.TextIOBase):
+    """A text stream that drops what one thread writes and passes the other threads' writes on."""
+
+    def __init__(self, stream, thread: int):
+        self._stream, self._thread = stream, thread
+
+    def write(self, text: str) -> int:
+        return len(text) if threading.get_ident() == self._thread else self._stream.write(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+
+_translator_lock = threading.Lock()  # the translator keeps its options in a module global
+
+
+@contextlib.contextmanager
+def _quiet_translator() -> Iterator[None]:
+    """Serialise translator calls and drop the progress lines and warnings it prints."""
+    with _translator_lock:
+        stdout, stderr, me = sys.stdout, sys.stderr, threading.get_ident()
+        sys.stdout, sys.stderr = _MutedFor(stdout, me), _MutedFor(stderr, me)
+        try:
+            yield
+        finally:
+            sys.stdout, sys.stderr = stdout, stderr
+
+
+GroundActions = list[tuple[str, frozenset[str], frozenset[str], frozenset[str], frozenset[str]]]
+Grounder = Callable[[str, str, list, list], GroundActions]
+
+
+def ground_reachable(domain_file: str, problem_file: str, domain_pddl: list, problem_pddl: list) -> GroundActions:
+    """(name, pre, pre_neg, add, delete) of the relaxed-reachable ground actions, by Fast Downward's
+    translator; fluent atoms only (static preconditions are decided at grounding). The files are
+    read already (`domain_pddl`, `problem_pddl`: their checked s-expressions); they name the errors."""
+    with _quiet_translator():
+        options.set_options(["--keep-no-ops", "--", domain_file, problem_file])  # operators without effects too
+        try:
+            task = parsing_functions.parse_task(domain_pddl, problem_pddl)
+        except (Exception, SystemExit) as e:  # the translator's ParseError and exits carry no file name
+            reason = " ".join(line.strip(" \t->") for line in str(e).splitlines() if line.strip(" \t->"))
+            path = domain_file if reason.startswith("Parsing domain") else problem_file
+            raise InputError(path, f"malformed PDDL: {reason[:300]}") from None
+        normalize.normalize(task)
+        _, _, actions, _, _, _ = instantiate.explore(task)
+    strings: dict[tuple, str] = {}
+
+    def text(atom) -> str:  # one string per atom, shared by every operator that names it
+        key = (atom.predicate, atom.args)  # hashed in C, unlike the translator's atoms
+        found = strings.get(key)
+        if found is None:
+            found = strings[key] = "(" + " ".join((atom.predicate, *atom.args)) + ")"
+        return found
+
+    ground = []
+    actions.reverse()
+    while actions:  # each of the translator's actions freed once converted: the peak holds one representation
+        action = actions.pop()
+        pre = frozenset([text(lit) for lit in action.precondition if not lit.negated])
+        pre_neg = frozenset([text(lit) for lit in action.precondition if lit.negated])
+        add = frozenset([text(atom) for _, atom in action.add_effects]) - pre  # adding what holds changes nothing
+        delete = frozenset([text(atom) for _, atom in action.del_effects]) - add  # add-after-delete semantics
+        name = action.name if not action.name.endswith(" )") else action.name[:-2] + ")"  # "(name )": no arguments
+        ground.append((name, pre, pre_neg, add, delete))
+    return ground
+
+
+def load_task(
+    domain_file: str | os.PathLike, problem_file: str | os.PathLike, grounder: Grounder = ground_reachable
+) -> Task:
+    """Parse, check and ground a STRIPS problem (negative preconditions, types, constants and
+    equality allowed); raises InputError on bad input. `grounder`: another grounding, as a reference."""
     domain_file, problem_file = os.fspath(domain_file), os.fspath(problem_file)
     domain_expr = read_sexpr(domain_file)
     domain_name, predicates, constants = _check_domain(domain_file, domain_expr)
-    objects = _check_problem(problem_file, read_sexpr(problem_file), domain_name, predicates, constants)
-    parser = Parser(domain_file, problem_file)
-    try:
-        domain = parser.parse_domain()
-    except Exception as e:  # pyperplan's parse/semantic errors carry no file name
-        raise InputError(domain_file, f"malformed PDDL: {e}") from None
-    try:
-        problem = parser.parse_problem(domain)
-    except Exception as e:
-        raise InputError(problem_file, f"malformed PDDL: {e}") from None
-    grounded = grounding.ground(problem, remove_statics_from_initial_state=False, remove_irrelevant_operators=False)
+    problem_expr = read_sexpr(problem_file)
+    objects, init_atoms, goal_atoms = _check_problem(problem_file, problem_expr, domain_name, predicates, constants)
+    domain_pddl, problem_pddl = _for_translator(domain_expr), _for_translator(problem_expr, frozenset(constants))
+    ground = grounder(domain_file, problem_file, domain_pddl, problem_pddl)
     static_predicates = _static_predicates(domain_expr)
-    init = frozenset(grounded.initial_state)
+    init = frozenset("(" + " ".join(atom) + ")" for atom in init_atoms)
     static = frozenset(a for a in init if atom_predicate(a) in static_predicates)
     operators = sorted(
-        (Operator(op.name, op.preconditions, op.add_effects, op.del_effects) for op in grounded.operators),
+        (Operator(name, pre, add, delete, pre_neg) for name, pre, pre_neg, add, delete in ground),
         key=lambda op: op.name,
     )
     return Task(
-        name=problem.name,
+        name=problem_expr[1][1] if len(problem_expr[1]) > 1 else "",
         domain_name=domain_name,
         domain_file=domain_file,
         problem_file=problem_file,
@@ -324,6 +458,6 @@ def load_task(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -
         static_predicates=static_predicates,
         static=static,
         init=init - static,
-        goal=frozenset(grounded.goals),
+        goal=frozenset("(" + " ".join(atom) + ")" for atom in goal_atoms),
         operators=tuple(operators),
     )

@@ -178,7 +178,7 @@ class Restarts:
 
 class BestFirst:
     """Open nodes and the closed list hold packed states (`planning/packing.py`) and no embeddings, and an
-    expanded node keeps none (docs/beyond-the-paper.md, "Memory of best-first search"); a node becomes a `Node`
+    expanded node keeps none (docs/log.md, "Memory of best-first search"); a node becomes a `Node`
     again when it is expanded.
     With an exploration queue, every open node is in both queues; a node expanded from one is
     skipped when the other reaches it.

@@ -88,3 +88,13 @@ def test_an_own_embedding_or_goal_paths_need_their_data(settings):
     config.value.update(settings)
     with pytest.raises(InputError, match="needs its data"):
         train.fit_cost_to_go(config, TRAIN, VALIDATION, None)
+
+
+def test_ridge_over_the_rows_gives_the_weights_of_the_ridge_over_the_features(monkeypatch):
+    rng = np.random.default_rng(0)
+    features, targets = rng.poisson(1.0, size=(12, 40)).astype(np.float64), rng.normal(size=12)
+    primal = value._ridge(features, targets, 3.0)
+    monkeypatch.setattr(value, "DUAL_ABOVE", 10)
+    dual = value._ridge(features, targets, 3.0)
+    np.testing.assert_allclose(dual.weights, primal.weights, rtol=1e-8, atol=1e-10)
+    assert dual.bias == pytest.approx(primal.bias)

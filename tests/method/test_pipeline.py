@@ -365,3 +365,19 @@ def test_output_folders_are_checked_before_training(tmp_path):
         proc = launch(script, config, f"--workdir={tmp_path}/run", f"--config.data.cache_dir={tmp_path}/afile/cache")
         one_error_line(proc, f"error: {tmp_path}/afile: is a file, not a folder (for {tmp_path}/afile/cache)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_a_goal_nested_deep_is_planned_and_a_deep_bad_one_fails_alone(blocks_root, experiment, tmp_path):
+    """A conjunction nested 600 deep is read like a flat one; a negation nested as deep is that problem's error."""
+    _, workdir, _ = experiment
+    easy = (blocks_root / "easy.pddl").read_text()
+    (tmp_path / "nested.pddl").write_text(easy.replace("(and (on a b))", "(and " * 600 + "(on a b)" + ")" * 600))
+    (tmp_path / "negated.pddl").write_text(easy.replace("(and (on a b))", "(not " * 600 + "(on a b)" + ")" * 600))
+    files = [tmp_path / "nested.pddl", tmp_path / "negated.pddl", blocks_root / "easy.pddl"]
+    summary = evaluation.evaluate(workdir / "seed13", "validation", problem_files=files, out_dir=tmp_path / "eval")
+    results = {
+        pathlib.Path(r["problem_file"]).name: r for r in json.loads((tmp_path / "eval/results.json").read_text())
+    }
+    assert (summary["problems"], summary["solved"]) == (3, 2)
+    assert results["nested.pddl"]["plan"] == results["easy.pddl"]["plan"] == ["(pick-up a)", "(stack a b)"]
+    assert results["negated.pddl"]["outcome"].startswith("cannot load: unsupported feature: negation of a compound")

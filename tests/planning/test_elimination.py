@@ -81,3 +81,8 @@ def test_passes_repeat_until_none_drops_a_step(tmp_path):
     (tmp_path / "p.pddl").write_text("(define (problem p) (:domain lamp) (:init (lit)) (:goal (lit)))")
     task = load_task(tmp_path / "lamp.pddl", tmp_path / "p.pddl")
     assert eliminate_actions(task, ["(prime)", "(dim)", "(relight)"]) == []
+
+
+def test_a_step_that_blocks_a_later_one_is_kept_out(guarded):
+    plan = ["(go r home b)", "(go r b home)", "(go r home b)", "(block b)", "(go r b c)"]
+    assert eliminate_actions(guarded, plan) == ["(go r home b)", "(go r b c)"]

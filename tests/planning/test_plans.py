@@ -67,3 +67,11 @@ def test_malformed_plan_line(tmp_path):
     path.write_text("(pick-up a)\npick-up b\n")
     with pytest.raises(InputError, match="line 2 is not an action"):
         read_plan(path)
+
+
+def test_a_negative_precondition_that_holds_is_named(guarded):
+    with pytest.raises(PlanError) as info:
+        simulate(guarded, ["(block b)", "(go r home b)"], source="bad.plan")
+    assert info.value.step == 2 and info.value.missing == ("(not (blocked b))",)
+    assert str(info.value).endswith("(go r home b) is not applicable: precondition(s) (not (blocked b)) false")
+    assert len(simulate(guarded, ["(go r home b)", "(block b)", "(go r b c)"])) == 4

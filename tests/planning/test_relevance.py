@@ -104,3 +104,23 @@ def test_a_delivered_package_drops_out_and_a_threatened_goal_stays(logistics, la
     sub = restrict(lamps, state, {"(on b)"}, "stage", frozenset({"(on a)"}))
     assert sorted(op.name for op in sub.operators) == ["(jump b a)", "(light a)"]  # jumping darkens a: relit
     assert [op.name for op in restrict(lamps, state, {"(on b)"}, "stage").operators] == ["(jump b a)"]  # none kept
+
+
+GATE_DOMAIN = """(define (domain gate) (:requirements :strips :negative-preconditions)
+  (:predicates (locked) (inside) (alarm))
+  (:action unlock :parameters () :precondition (and) :effect (not (locked)))
+  (:action lock :parameters () :precondition (and) :effect (locked))
+  (:action ring :parameters () :precondition (and) :effect (alarm))
+  (:action enter :parameters () :precondition (not (locked)) :effect (inside)))"""
+
+
+def test_a_negative_precondition_makes_its_atoms_deleters_relevant(tmp_path):
+    """Entering needs the gate unlocked: unlocking adds nothing, yet the goal needs it; ringing stays out."""
+    (tmp_path / "gate.pddl").write_text(GATE_DOMAIN)
+    (tmp_path / "p.pddl").write_text("(define (problem p) (:domain gate) (:init (locked)) (:goal (and (inside))))")
+    task = load_task(tmp_path / "gate.pddl", tmp_path / "p.pddl")
+    atoms, indices = relevant(task, {"(inside)"})
+    assert atoms == {"(inside)", "(locked)"}
+    assert sorted(task.operators[i].name for i in indices) == ["(enter)", "(unlock)"]
+    sub = restrict(task, task.init, {"(inside)"}, "sub")
+    assert shortest_plan(sub, {"(inside)"}) == ["(unlock)", "(enter)"]

@@ -3,18 +3,11 @@
 import random
 
 import pytest
-from pyperplan import grounding
-from pyperplan.pddl.parser import Parser
 
+from statecentric_jax.planning.reference_grounding import pyperplan_grounded
 from statecentric_jax.planning.successors import SuccessorGenerator, naive_successors
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
-
-
-def pyperplan_task(domain_file, problem_file):
-    parser = Parser(str(domain_file), str(problem_file))
-    problem = parser.parse_problem(parser.parse_domain())
-    return grounding.ground(problem, remove_statics_from_initial_state=False, remove_irrelevant_operators=False)
 
 
 @pytest.mark.parametrize("domain", layout.DOMAINS)
@@ -22,7 +15,7 @@ def test_matches_pyperplan_on_random_walks(data_root, domain):
     domain_file = layout.domain_file(data_root, domain)
     problem_file = layout.problem_files(data_root, domain, "validation")[-1]
     task = load_task(domain_file, problem_file)
-    reference = pyperplan_task(domain_file, problem_file)
+    reference = pyperplan_grounded(domain_file, problem_file)
     generator = SuccessorGenerator(task)
     rng = random.Random(0)
     state, branching = task.init, []
@@ -37,3 +30,18 @@ def test_matches_pyperplan_on_random_walks(data_root, domain):
         branching.append(len(fast))
         state = rng.choice(fast)[1]
     assert max(branching) > 1  # the walk actually explored choices
+
+
+def test_negative_preconditions_are_tested(guarded):
+    generator = SuccessorGenerator(guarded)
+    rng = random.Random(0)
+    state, seen = guarded.init, set()
+    for _ in range(40):
+        fast = generator.successors(state)
+        assert fast == naive_successors(guarded, state)
+        assert all(not (op.pre_neg & state) for op, _ in fast)
+        seen.update(op.name for op, _ in fast)
+        state = rng.choice(fast)[1] if fast else guarded.init
+    assert "(go r home b)" in seen
+    blocked = guarded.operator("(block b)").apply(guarded.init)
+    assert [op.name for op, _ in generator.successors(blocked)] == ["(block c)"]

@@ -11,6 +11,7 @@ from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import fast_downward
 from statecentric_jax.problems.fast_downward import ASTAR_LMCUT, GBFS_FF
+from tests.planning.guarded import NEGATIVE_DOMAIN, NEGATIVE_PROBLEM
 
 BLOCKS = (pathlib.Path(__file__).resolve().parents[2] / "data/domains/blocks/domain.pddl").read_text()
 
@@ -58,12 +59,7 @@ BAD_INPUT = {
         "domain",
         "numeric fluents",
     ),
-    "negative-precondition": (
-        BLOCKS.replace("(and (clear ?x) (ontable ?x) (handempty))", "(and (clear ?x) (not (holding ?x)) (handempty))"),
-        blocks_problem("p", "ab"),
-        "domain",
-        "negative preconditions",
-    ),
+    "negative-goal": (BLOCKS, blocks_problem("p", "ab", goal="(not (on a b))"), "problem", "negative goals"),
 }
 
 
@@ -171,3 +167,12 @@ def test_planner_failure_quotes_the_planners_own_reason(tmp_path):
 def test_an_unknown_fallback_is_a_one_line_error():
     with pytest.raises(InputError, match="unknown planner fallback 'lama' \\(use gbfs_ff or lama_first\\)"):
         fast_downward.default_configs(fallback="lama")
+
+
+def test_negative_preconditions_and_equality_are_solved_and_replay(tmp_path):
+    (tmp_path / "guarded.pddl").write_text(NEGATIVE_DOMAIN)
+    (tmp_path / "g.pddl").write_text(NEGATIVE_PROBLEM)
+    result = fast_downward.solve(tmp_path / "guarded.pddl", tmp_path / "g.pddl")
+    assert result.status == "solved" and result.plan == ["(go r home b)", "(go r b c)"]
+    states = simulate(load_task(tmp_path / "guarded.pddl", tmp_path / "g.pddl"), result.plan)
+    assert "(visited c)" in states[-1]

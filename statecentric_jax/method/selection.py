@@ -1,0 +1,252 @@
+"""Automatic per-domain selection of the recommended configuration's settings, on training problems only.
+
+The menu is a short sequence of steps, each one alternative to the current settings, tried greedily
+in order and kept when it solves more selection problems (ties: fewer plan steps, then fewer
+expansions). Every step is a part of the recommended method that won on one of the paper's domains:
+
+  cost_to_go_features  the cost-to-go on a WL φ of its own (3 iterations, set hash, colours from every
+                       state it is fitted on) with labelled random-walk states   (Blocks)
+  goal_paths           goal paths of 4 edges beside the cost-to-go's φ            (Logistics)
+  aggregation          2 rounds of expert data aggregation that refit the cost-to-go (Logistics)
+  value_weight         the transition model's distance weighted 1 in the priority, not a tie-break (VisitAll)
+  path_weight          + 0.2 x plan length so far in the priority (shorter plans)  (Logistics)
+
+The first three change what is trained (one more run each); the last two only how it decodes (the
+same run, decoded again). Selection problems are larger than the ones fitted on: a training view's
+`selection` split (IPC layout, `layout.training_view`), else `validation`. The budget per selection
+problem is `selection.budget` expansions; the final run keeps the config's `decode.budget`.
+
+On disk, below the domain's workdir:
+
+  selection/<training label>/      one trained run per training variant (learning/train.py layout);
+                                   its decodings in eval/selection-<decode label>/
+  selection.json                   the menu, every tried candidate's score, the chosen settings, seconds
+  run/                             the chosen candidate's run with the chosen settings in its config.json,
+                                   and a copy of selection.json: what planning loads
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import shutil
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import ml_collections
+from absl import logging
+
+from statecentric_jax import config as config_lib
+from statecentric_jax.atomic import write_text
+from statecentric_jax.embedding import datasets
+from statecentric_jax.errors import InputError
+from statecentric_jax.learning import train
+from statecentric_jax.method import evaluation, pipeline
+from statecentric_jax.problems import layout, plan_generation
+
+SELECTION_FILE = "selection.json"
+RUN_DIR = "run"
+SELECTION_DIR = "selection"
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One menu entry: config fields (dotted names) set together, and whether it needs a new training."""
+
+    name: str
+    settings: Mapping[str, Any]
+    trains: bool
+
+
+MENU = (
+    Step(
+        "cost_to_go_features",
+        {
+            "value.embedding": "own",
+            "value.wl_iterations": 3,
+            "value.wl_multiset_hash": False,
+            "value.wl_vocabulary": "fitted",
+            "aggregation.random_walks": 20,
+            "aggregation.max_planner_calls": 600,
+        },
+        True,
+    ),
+    Step("goal_paths", {"value.goal_paths": 4}, True),
+    Step("aggregation", {"aggregation.rounds": 2, "aggregation.max_planner_calls": 100}, True),
+    Step("value_weight", {"decode.value_weight": 1.0}, False),
+    Step("path_weight", {"decode.path_weight": 0.2}, False),
+)
+STEPS = tuple(step.name for step in MENU)
+DECODE_FIELDS = ("decode.value_weight", "decode.path_weight")
+
+
+def menu_steps(config: ml_collections.ConfigDict) -> list[Step]:
+    """The config's menu (`selection.steps`, comma-separated names from `STEPS`, in that order)."""
+    names = [s.strip() for s in str(config.selection.steps).split(",") if s.strip()]
+    unknown = sorted(set(names) - set(STEPS))
+    if unknown:
+        raise InputError(None, f"config selection.steps: unknown step(s) {', '.join(unknown)} (use {', '.join(STEPS)})")
+    return [step for step in MENU if step.name in names]
+
+
+def selection_split(config: ml_collections.ConfigDict) -> str:
+    """The larger training problems a resolved config selects on: the view's `selection`, else `validation`."""
+    folder = layout.domain_dir(config.data.pddl_root, config.data.domain)
+    return "selection" if any((folder / "selection").glob("*.pddl")) else "validation"
+
+
+def _with(config: ml_collections.ConfigDict, settings: Mapping[str, Any]) -> ml_collections.ConfigDict:
+    out = config.copy_and_resolve_references()
+    for dotted, value in settings.items():
+        section, name = dotted.split(".")
+        out[section][name] = value
+    return out
+
+
+def _label(settings: Mapping[str, Any], fields: Any) -> str:
+    chosen = [f"{k.split('.')[1]}={settings[k]}" for k in sorted(settings) if k in fields]
+    return "-".join(chosen) or "default"
+
+
+def _score(results: list[dict]) -> tuple[int, int, int]:
+    """Higher is better: solved problems, then fewer plan steps and expansions (unsolved: their expansions)."""
+    solved = [r for r in results if r["solved"]]
+    return len(solved), -sum(r["plan_length"] for r in solved), -sum(r["steps"] for r in results)
+
+
+def _train(config: ml_collections.ConfigDict, run_dir: pathlib.Path) -> None:
+    """Train (resumed) one candidate's run."""
+    if (run_dir / train.CONFIG_FILE).exists() and config_lib.same_run(config_lib.read(run_dir), config):
+        logging.info("selection: %s already trained", run_dir.name)
+        pipeline.aggregate(config, run_dir)  # a run killed during aggregation goes on
+        return
+    shutil.rmtree(run_dir, ignore_errors=True)
+    pipeline.train_from_config(config, run_dir)
+
+
+def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLike) -> pathlib.Path:
+    """Choose the menu's settings for the config's domain on its training problems, write `selection.json`
+    and the chosen run (`<workdir>/run`); returns the run's directory. Resumes what earlier calls did."""
+    if not config.data.domain:
+        raise InputError(None, "config data.domain is empty: name the domain (--config.data.domain=<name>)")
+    start = time.perf_counter()
+    workdir = pathlib.Path(workdir)
+    config = pipeline.resolved(config)
+    config_lib.check(config)
+    steps = menu_steps(config)
+    split = selection_split(config)
+    training_fields = {k for step in steps if step.trains for k in step.settings}
+
+    chosen: dict[str, Any] = {}
+    tried: list[dict] = []
+
+    def evaluate(settings: dict[str, Any], step: str) -> tuple[int, int, int]:
+        trained = _with(config, {k: v for k, v in settings.items() if k not in DECODE_FIELDS})
+        run_dir = workdir / SELECTION_DIR / _label(settings, training_fields)
+        _train(trained, run_dir)
+        out = run_dir / "eval" / f"{split}-{_label(settings, DECODE_FIELDS)}"
+        overrides = {k.split(".")[1]: v for k, v in settings.items() if k in DECODE_FIELDS}
+        evaluation.evaluate(run_dir, split, out_dir=out, budget=config.selection.budget, **overrides)
+        results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        score = _score(results)
+        tried.append(
+            {
+                "step": step,
+                "settings": dict(settings),
+                "solved": score[0],
+                "plan_steps": -score[1],
+                "expansions": -score[2],
+                "problems": {r["problem"]: r["solved"] for r in results},
+            }
+        )
+        logging.info("selection: %s %s -> solved %d/%d", step, settings, score[0], len(results))
+        return score
+
+    best = evaluate(chosen, "start")
+    for step in steps:
+        candidate = {**chosen, **step.settings}
+        score = evaluate(candidate, step.name)
+        if score > best:
+            chosen, best = candidate, score
+
+    final = _with(config, chosen)
+    source = workdir / SELECTION_DIR / _label(chosen, training_fields)
+    record = {
+        "domain": config.data.domain,
+        "selection_split": split,
+        "selection_problems": _problem_names(config, split),
+        **_fitted_on(config),
+        "budget_per_problem": config.selection.budget,
+        "menu": [dataclasses.asdict(step) for step in steps],
+        "tried": tried,
+        "chosen": chosen,
+        "chosen_run": str(source),
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    run_dir = workdir / RUN_DIR
+    _publish(source, final, run_dir)
+    text = json.dumps(record, indent=1) + "\n"
+    write_text(workdir / SELECTION_FILE, text)
+    write_text(run_dir / SELECTION_FILE, text)
+    print(f"selection for {config.data.domain}: {json.dumps(chosen) if chosen else 'the defaults'}")
+    return run_dir
+
+
+def _problem_names(config: ml_collections.ConfigDict, split: str) -> list[str]:
+    return [p.name for p in layout.problem_files(config.data.pddl_root, config.data.domain, split)]
+
+
+def _fitted_on(config: ml_collections.ConfigDict) -> dict[str, dict[str, list[str]]]:
+    """Per training split, the problems fitted on (with an expert plan) and those left out (without)."""
+    plans_dir, domain = pipeline.cache_dirs(config)[0], config.data.domain
+    fitted, left_out = {}, {}
+    for split in pipeline.TRAINING_SPLITS:
+        solved = {
+            r["problem"]
+            for r in plan_generation.read_trajectories(datasets.trajectories_path(plans_dir, domain, split))
+        }
+        names = [pathlib.Path(name).stem for name in _problem_names(config, split)]
+        fitted[split] = [name for name in names if name in solved]
+        left_out[split] = [name for name in names if name not in solved]
+    return {"fitted_on": fitted, "left_out_without_expert_plan": left_out}
+
+
+def _publish(source: pathlib.Path, config: ml_collections.ConfigDict, run_dir: pathlib.Path) -> None:
+    """The chosen run at `run_dir`: the candidate's files without its evaluations, with the chosen config
+    (its decoding settings included) written last, as training writes it."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    shutil.copytree(source, run_dir, ignore=shutil.ignore_patterns("eval", train.CONFIG_FILE))
+    stored = config_lib.read(source)
+    for dotted in DECODE_FIELDS:
+        section, name = dotted.split(".")
+        stored[section][name] = config[section][name]
+    write_text(run_dir / train.CONFIG_FILE, stored.to_json(indent=1) + "\n")
+
+
+def train_configured(config: ml_collections.ConfigDict, workdir: str | os.PathLike) -> pathlib.Path:
+    """What `launch/train.py` runs: selection and the chosen run for a config with a `selection` section
+    (`config.recommended()`; returns `<workdir>/run`), else the config's one training (returns `workdir`)."""
+    if "selection" in config:
+        return select_and_train(config, workdir)
+    pipeline.train_from_config(config, workdir)
+    return pathlib.Path(workdir)
+
+
+def train_domain(
+    root: str | os.PathLike,
+    domain: str,
+    workdir: str | os.PathLike,
+    config: ml_collections.ConfigDict | None = None,
+) -> pathlib.Path:
+    """Train the recommended method for one domain of a PDDL root (IPC layout or the paper's) from its
+    training problems only; returns the run to plan with (`<workdir>/run`). `config`: default
+    `config.recommended()` with its cache in `<workdir>/cache`."""
+    if config is None:
+        config = config_lib.recommended()
+        config.data.cache_dir = str(pathlib.Path(workdir) / "cache")
+    config = config.copy_and_resolve_references()
+    config.data.pddl_root, config.data.domain = str(root), domain
+    return select_and_train(config, workdir)

@@ -1,0 +1,37 @@
+"""Pyperplan's grounding, the reference that `tasks.load_task`'s grounding is tested and timed against.
+
+Pyperplan grounds every action with every combination of objects that the static facts allow,
+whether reachable or not, and supports neither negative preconditions nor equality: on the
+domains it supports, its task and `load_task`'s agree on every reachable state.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pyperplan import grounding
+from pyperplan import task as pyperplan_task
+from pyperplan.pddl.parser import Parser
+
+from statecentric_jax.planning.tasks import GroundActions, Task, load_task
+
+
+def pyperplan_grounded(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> pyperplan_task.Task:
+    """Pyperplan's own ground task (static atoms kept in its initial state)."""
+    parser = Parser(os.fspath(domain_file), os.fspath(problem_file))
+    problem = parser.parse_problem(parser.parse_domain())
+    return grounding.ground(problem, remove_statics_from_initial_state=False, remove_irrelevant_operators=False)
+
+
+def ground_all(domain_file: str, problem_file: str, domain_pddl: list, problem_pddl: list) -> GroundActions:
+    """`tasks.ground_reachable`'s result by pyperplan (which reads the files itself)."""
+    empty: frozenset[str] = frozenset()
+    return [
+        (op.name, op.preconditions, empty, op.add_effects, op.del_effects)
+        for op in pyperplan_grounded(domain_file, problem_file).operators
+    ]
+
+
+def reference_task(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> Task:
+    """The task that `load_task` built with pyperplan's grounding."""
+    return load_task(domain_file, problem_file, grounder=ground_all)

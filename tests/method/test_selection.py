@@ -1,0 +1,98 @@
+"""Selection of the recommended configuration's settings: training problems only, selection.json, the run."""
+
+import builtins
+import io
+import json
+import pathlib
+import re
+
+import pytest
+
+from statecentric_jax import config as config_lib
+from statecentric_jax.errors import InputError
+from statecentric_jax.learning import ensemble
+from statecentric_jax.method import selection
+from statecentric_jax.problems import fast_downward, layout
+from tests.problems.test_layout import ipc_root
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def selected(tmp_path_factory):
+    """A selection on a tiny IPC folder, every file opening and planner call recorded."""
+    tmp = tmp_path_factory.mktemp("selection")
+    root = ipc_root(tmp / "ipc")
+    config = config_lib.recommended()
+    config.data.cache_dir = str(tmp / "cache")
+    config.data.ipc_train, config.data.ipc_validation, config.data.ipc_selection = "1-4", "5-6", "7-8"
+    config.selection.steps = "goal_paths,value_weight"
+    config.selection.budget = 500
+    opened: list[str] = []
+    patch = pytest.MonkeyPatch()
+    for module in (builtins, io):
+        original = module.open
+
+        def recording(file, *args, _original=original, **kwargs):
+            opened.append(str(file))
+            return _original(file, *args, **kwargs)
+
+        patch.setattr(module, "open", recording)
+    solve = fast_downward.solve
+    patch.setattr(fast_downward, "solve", lambda d, p, *a, **k: opened.append(str(p)) or solve(d, p, *a, **k))
+    try:
+        run = selection.train_domain(root, "blocks", tmp / "work", config)
+    finally:
+        patch.undo()
+    return root, tmp / "work", run, opened
+
+
+def test_selection_reads_training_problems_only(selected):
+    root, _, _, opened = selected
+    resolved = {str(pathlib.Path(p).resolve()) for p in opened}
+    assert any("training" in p for p in resolved)  # the recording saw the problems it read
+    assert not [p for p in resolved if str(root / "blocks" / "testing") in p]
+
+
+def test_selection_writes_what_it_tried_and_chose(selected, capsys):
+    _, workdir, run, _ = selected
+    record = json.loads((workdir / selection.SELECTION_FILE).read_text())
+    assert (run / selection.SELECTION_FILE).read_text() == (workdir / selection.SELECTION_FILE).read_text()
+    assert record["selection_problems"] == ["p07.pddl", "p08.pddl"]
+    assert record["fitted_on"] == {"train": ["p01", "p02", "p03", "p04"], "validation": ["p05", "p06"]}
+    assert record["left_out_without_expert_plan"] == {"train": [], "validation": []}
+    assert [t["step"] for t in record["tried"]] == ["start", "goal_paths", "value_weight"]
+    kept = record["tried"][0]  # greedy: a step is kept when it scores higher than what was kept before
+    for tried in record["tried"][1:]:
+        assert set(kept["settings"].items()) <= set(tried["settings"].items())
+        if (tried["solved"], -tried["plan_steps"], -tried["expansions"]) > (
+            kept["solved"],
+            -kept["plan_steps"],
+            -kept["expansions"],
+        ):
+            kept = tried
+    assert record["chosen"] == kept["settings"]
+    loaded = ensemble.load_run(run)
+    assert loaded.config.model.kind == "ridge" and loaded.config.data.domain == "blocks"
+    assert loaded.config.value.goal_paths == record["chosen"].get("value.goal_paths", 0)
+    assert loaded.config.decode.value_weight == record["chosen"].get("decode.value_weight", 0.0)
+
+
+def test_unknown_step_or_missing_domain_is_one_line(tmp_path):
+    config = config_lib.recommended()
+    with pytest.raises(InputError, match="data.domain is empty"):
+        selection.select_and_train(config, tmp_path)
+    config.selection.steps = "value_weight,magic"
+    with pytest.raises(InputError, match="unknown step"):
+        selection.menu_steps(config)
+
+
+def test_recommended_config_names_no_domain():
+    text = (REPO / "configs" / "recommended.py").read_text()
+    ipc = ["blocksworld", "childsnack", "ferry", "floortile", "miconic", "rovers", "satellite", "sokoban"]
+    for name in [*layout.DOMAINS, *ipc]:
+        assert not re.search(rf"\b{name}\b", text, re.IGNORECASE), name
+    config = config_lib.recommended()
+    assert config.data.domain == "" and config.model.kind == "ridge"
+    config.data.domain = "anything"
+    config_lib.check(config)
