@@ -11,6 +11,9 @@ Output, all under `workdir`:
                                       expansions, peak_mb, outcome (regenerated from the records)
   coverage.md, quality.md, cumulative.png                                   (regenerated from the records)
   <planner>/<domain>/run/             our planner trained for the domain, from its training problems only
+  <planner>/<domain>/planner.json     what it was trained for (a rerun reuses the run); with a `selection`
+                                      section also selection.json, selection/ (method/selection.py)
+  cache/                              expert plans, datasets, training views (method/pipeline.py)
   <planner>/<domain>/<level>/<pNN>.plan                                     every valid plan, IPC format
 
 Resuming: a record carries a fingerprint of the planner (its search or config), the domain and problem files and
@@ -74,9 +77,9 @@ RESULT_FIELDS = (
     "peak_mb",
     "outcome",
 )
-TRAINING = pathlib.PurePath("training", "easy")  # a domain's training problems
 TESTING = "testing"  # a domain's test problems, one folder per level
 RECORDS_FILE = "records.jsonl"
+TRAINED_FILE = "planner.json"  # beside a domain's trained run: the identity of the planner it was trained for
 REFERENCE_FILE = "reference_costs.json"
 POLL_S = 0.05
 GRACE_S = 1.0  # past the time limit before a kill: a search that stops itself reports its expansions; a plan
@@ -492,44 +495,27 @@ def solve_one(planner: Planner, problem: Problem, limits: Limits, run_dir: str |
 
 def train_planner(planner: Planner, root: pathlib.Path, domain: str, workdir: pathlib.Path) -> pathlib.Path:
     """Our planner for `domain`, trained once into `<workdir>/<planner>/<domain>/run/` from the domain's training
-    problems only (`_training_view`); a finished run is reused."""
-    from statecentric_jax import config as config_lib
-    from statecentric_jax.learning import train
-    from statecentric_jax.method import pipeline
+    problems only (the pipeline reads an IPC root through its training view); a config with a `selection` section
+    (`recommended`) first chooses its settings (`method/selection.py`). A finished training of the same planner is
+    reused (`<workdir>/<planner>/<domain>/planner.json`)."""
+    from statecentric_jax.method import pipeline, selection
 
     assert planner.config is not None
     base = workdir / planner.name / domain
-    run_dir = base / "run"
-    config = planner.config.copy_and_resolve_references()
-    config.data.domain = domain
-    config.data.pddl_root = str(_training_view(root, domain, base / "training").resolve())
-    config.data.cache_dir = str((workdir / "cache").resolve())
-    if (run_dir / train.CONFIG_FILE).is_file():
-        if config_lib.same_run(train.read_config(run_dir), pipeline.resolved(config)):
+    run_dir, trained = base / selection.RUN_DIR, base / TRAINED_FILE
+    if trained.is_file() and (run_dir / "config.json").is_file():
+        if trained.read_text(encoding="utf-8") == planner.identity:
             return run_dir
-        raise InputError(run_dir, "holds a run of another configuration; use a fresh --workdir")
-    pipeline.train_from_config(config, run_dir)
+        raise InputError(base, "holds a run of another configuration; use a fresh --workdir")
+    config = planner.config.copy_and_resolve_references()
+    config.data.pddl_root, config.data.domain = str(root), domain
+    config.data.cache_dir = str(workdir / "cache")
+    if "selection" in config:
+        selection.select_and_train(config, base)
+    else:
+        pipeline.train_from_config(config, run_dir)
+    write_text(trained, planner.identity)
     return run_dir
-
-
-def _training_view(root: pathlib.Path, domain: str, dest: pathlib.Path, count: int = 20) -> pathlib.Path:
-    """A PDDL root at `dest` in the split layout of `problems.layout`, from the domain's first `count` training
-    problems (by name: the smallest of the IPC sets), the last quarter of them as `validation`, the rest as
-    `train`; it links no test problem."""
-    source = root.resolve() / domain
-    problems = sorted((source / TRAINING).glob("*.pddl"))[:count]
-    if len(problems) < 2:
-        raise InputError(source / TRAINING, f"{len(problems)} training problem(s), need at least 2")
-    fit = len(problems) - max(1, len(problems) // 4)
-    view = dest / domain
-    for split, chosen in (("train", problems[:fit]), ("validation", problems[fit:])):
-        (view / split).mkdir(parents=True, exist_ok=True)
-        for problem in chosen:
-            if not (view / split / problem.name).is_symlink():
-                (view / split / problem.name).symlink_to(problem)
-    if not (view / "domain.pddl").is_symlink():
-        (view / "domain.pddl").symlink_to(source / "domain.pddl")
-    return dest
 
 
 # ---------------------------------------------------------------- the benchmark
