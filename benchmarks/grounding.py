@@ -2,7 +2,7 @@
 reachability) against pyperplan's grounding of every statically allowed action and against Fast
 Downward's whole translator (`fast-downward.py --translate`: parsing, grounding, invariants, SAS).
 
-    python benchmarks/grounding.py --root=../shared/benchmarks/ipc2023-learning \\
+    python benchmarks/grounding.py --root=<IPC-layout folder> \\
         --problems=sokoban/medium/p01,rovers/hard/p01 --old_time_limit=60
     python benchmarks/grounding.py --paper_root=data
 

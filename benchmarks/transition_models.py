@@ -2,7 +2,7 @@
 the prediction time against embedding that node's successors, and how often the expert's next state is
 the successor nearest the prediction.
 
-    python -m benchmarks.transition_models --pddl_root=../shared/benchmarks/ipc2023-learning \
+    python -m benchmarks.transition_models --pddl_root=<IPC-layout folder> \
         --domain=miconic --train=1-86/5 --validation=4-89/10 --models=ridge,xgb:one_output_per_tree:1,lstm:5
 
 `--train` / `--validation` pick IPC training problems (problems/layout.py); plans and embeddings come

@@ -1,6 +1,6 @@
 """Our planner beside Fast Downward's baselines on a benchmark in IPC layout, under per-problem limits.
 
-  python launch/ipc.py --root=../shared/benchmarks/ipc2023-learning --problems=every=10 --time_limit=120 \
+  python launch/ipc.py --root=<IPC-layout folder> --problems=every=10 --time_limit=120 \
       --memory_limit_mb=8192 --planners=recommended,lama_first,gbfs_ff --workdir=runs/ipc
 
 Trains our planner per domain from its training problems only, plans every selected test problem in a process of

@@ -7,7 +7,7 @@ The recommended configuration first selects its settings on the domain's trainin
 (statecentric_jax/method/selection.py) and trains the chosen run into <workdir>/run:
 
   python launch/train.py --config=configs/recommended.py --config.data.domain=miconic \
-      --config.data.pddl_root=../shared/benchmarks/ipc2023-learning --workdir=runs/recommended/miconic
+      --config.data.pddl_root=<IPC-layout folder> --workdir=runs/recommended/miconic
 
 Plans and embedded datasets are generated first (and cached in
 `config.data.cache_dir`). The workdir receives config.json, checkpoint/,
