@@ -1,9 +1,9 @@
 """A run's config is made of sections, each owned and checked by the layer that reads it.
 
-`embedding/config.py` owns `data`; `learning/config.py` owns `model`, `lstm`, `xgb`, `value` and `ensemble`;
-`search/config.py` owns `decode`; `method/config.py` owns `aggregation`. `statecentric_jax/config.py`
-composes them. A config.json written by older code lacks the settings added since: `with_defaults` gives
-them their defaults, which is what such a run was trained and decoded with.
+`embedding/config.py` owns `data`; `learning/config.py` owns `model`, `lstm`, `xgb`, `ridge`, `value` and
+`ensemble`; `search/config.py` owns `decode`; `method/config.py` owns `aggregation` and `selection`.
+`statecentric_jax/config.py` composes them. A config.json written by older code lacks the settings added
+since: `with_defaults` gives them their defaults, which is what such a run was trained and decoded with.
 """
 
 from __future__ import annotations
