@@ -471,23 +471,18 @@ def solve_one(planner: Planner, problem: Problem, limits: Limits, run_dir: str |
     solved = result["outcome"] == "solved"
     if not solved:
         pathlib.Path(plan_file).unlink(missing_ok=True)  # an earlier run's plan is not this record's
-    return {
-        "planner": planner.name,
-        "domain": problem.domain,
-        "level": problem.level,
-        "problem": problem.name,
-        "key": problem.key,
-        "solved": solved,
-        "plan_cost": len(result["plan"]) if solved else None,
-        "seconds": result["seconds"],
-        "startup_seconds": result.get("startup_seconds"),
-        "expansions": result.get("expansions"),
-        "peak_mb": result.get("peak_mb"),
-        "outcome": result["outcome"],
-        "message": result.get("message", ""),
-        "plan": result["plan"] if solved else None,
-        "retry": result.get("retry", False),
-    }
+    return _record(
+        planner,
+        problem,
+        result["outcome"],
+        result.get("message", ""),
+        plan=result["plan"] if solved else None,
+        seconds=result["seconds"],
+        startup_seconds=result.get("startup_seconds"),
+        expansions=result.get("expansions"),
+        peak_mb=result.get("peak_mb"),
+        retry=result.get("retry", False),
+    )
 
 
 # ---------------------------------------------------------------- training our planner
@@ -698,24 +693,40 @@ def plan_path(workdir: pathlib.Path, planner: str, problem: Problem) -> pathlib.
     return workdir / planner / problem.domain / problem.level / f"{problem.name}.plan"
 
 
-def _error_record(planner: Planner, problem: Problem, message: str) -> dict:
+def _record(
+    planner: Planner,
+    problem: Problem,
+    outcome: str,
+    message: str,
+    plan: list[str] | None = None,
+    seconds: float = 0.0,
+    startup_seconds: float | None = None,
+    expansions: int | None = None,
+    peak_mb: float | None = None,
+    retry: bool = False,
+) -> dict:
+    """A record's fields besides the fingerprint; a plan only where the outcome is `solved`."""
     return {
         "planner": planner.name,
         "domain": problem.domain,
         "level": problem.level,
         "problem": problem.name,
         "key": problem.key,
-        "solved": False,
-        "plan_cost": None,
-        "seconds": 0.0,
-        "startup_seconds": None,
-        "expansions": None,
-        "peak_mb": None,
-        "outcome": "error",
-        "message": " ".join(message.split()),
-        "plan": None,
-        "retry": False,
+        "solved": outcome == "solved",
+        "plan_cost": len(plan) if plan is not None else None,
+        "seconds": seconds,
+        "startup_seconds": startup_seconds,
+        "expansions": expansions,
+        "peak_mb": peak_mb,
+        "outcome": outcome,
+        "message": message,
+        "plan": plan,
+        "retry": retry,
     }
+
+
+def _error_record(planner: Planner, problem: Problem, message: str) -> dict:
+    return _record(planner, problem, "error", " ".join(message.split()))
 
 
 # ---------------------------------------------------------------- tables
