@@ -162,5 +162,11 @@ def define_decode_flags() -> Callable[[], dict[str, Any]]:
             None,
             "Drop the steps a solved plan does not need, a symbolic post-processing (default: the run's).",
         ),
+        flags.DEFINE_float(
+            "time_limit", None, "Seconds per problem; past it the outcome is timeout; 0: none.", lower_bound=0
+        ),
+        flags.DEFINE_integer(
+            "memory_limit_mb", None, "Resident MiB; past it the outcome is memory; 0: none.", lower_bound=0
+        ),
     ]
     return lambda: {holder.name: holder.value for holder in defined}

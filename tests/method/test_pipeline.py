@@ -130,6 +130,13 @@ def test_plan_and_evaluate_in_fresh_processes(blocks_root, experiment, tmp_path)
     assert not (tmp_path / "never.txt").exists()
     proc = run_launch("plan.py", *never, f"--out={tmp_path}/missing/p.txt")
     assert proc.returncode == 2 and "cannot write the plan here" in proc.stderr.strip().splitlines()[-1]
+    hard = [
+        f"--workdir={workdir}/seed13",
+        f"--domain={domain}",
+        f"--problem={blocks_root}/blocks/test-extrapolation/b7-3.pddl",
+    ]
+    proc = run_launch("plan.py", *hard, f"--out={tmp_path}/hard.txt", "--strategy=best_first", "--time_limit=1e-9")
+    assert proc.returncode == 1 and ": timeout after " in proc.stderr.strip().splitlines()[-1], proc.stderr[-2000:]
 
     proc = run_launch("evaluate.py", f"--workdir={workdir}/seed13", "--split=train")
     assert proc.returncode == 0, proc.stderr[-2000:]
