@@ -90,7 +90,8 @@ def _parse_flags(argv: Sequence[str]) -> list[str]:
 
 def run_main(main: Callable[[Sequence[str]], int | None]) -> None:
     """`app.run(main)`, but bad input, and a read or write the OS refuses (a full disk, a read-only
-    location, a file where a folder should be), end with one line on stderr and exit code 2."""
+    location, a file where a folder should be), end with one line on stderr and exit code 2; Ctrl-C (or
+    SIGTERM where a job turns it into one) is one line and exit code 130, since finished work is kept."""
 
     def guarded(argv: Sequence[str]) -> int | None:
         try:
@@ -101,6 +102,9 @@ def run_main(main: Callable[[Sequence[str]], int | None]) -> None:
         except OSError as e:
             print(f"error: {from_os_error(e)}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            print("interrupted: finished work is kept; run the same command again to go on", file=sys.stderr)
+            return 130
 
     app.run(guarded, flags_parser=_parse_flags)
 

@@ -86,3 +86,9 @@ def test_an_os_error_the_launcher_did_not_foresee_is_one_line(tmp_path):
     )
     proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr == f"error: {tmp_path}/no/such/x: No such file or directory\n"
+
+
+def test_an_interrupted_job_is_one_line_and_exit_130():
+    script = "from statecentric_jax.cli import run_main\ndef main(argv): raise KeyboardInterrupt\nrun_main(main)\n"
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 130 and proc.stderr.startswith("interrupted: ") and proc.stderr.count("\n") == 1
