@@ -2,7 +2,6 @@
 checks, and stored configs of older code read with the settings added since at their defaults."""
 
 import hashlib
-import importlib.util
 import json
 import pathlib
 
@@ -10,6 +9,7 @@ import ml_collections
 import pytest
 
 from statecentric_jax import config as config_lib
+from statecentric_jax.cli import load_config_file
 from statecentric_jax.embedding.config import ENCODINGS
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import config as learning_config
@@ -103,13 +103,6 @@ def test_each_section_is_checked(section, name, value, message):
     config[section][name] = value
     with pytest.raises(InputError, match=message):
         config_lib.check(config)
-
-
-def load_config_file(path: pathlib.Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.get_config()
 
 
 def test_one_config_file_per_table1_configuration():
