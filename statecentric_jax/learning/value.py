@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Literal, get_args
 
 import numpy as np
+import scipy.sparse
 
 from statecentric_jax.atomic import replace_atomically
 from statecentric_jax.embedding.datasets import EmbeddedSplit
@@ -51,14 +52,22 @@ Features = Literal["state", "state_goal"]
 FEATURES: tuple[str, ...] = get_args(Features)
 
 
-def labelled_rows(split: EmbeddedSplit, features: str = "state_goal") -> tuple[np.ndarray, np.ndarray]:
-    """Features [N, 2D] = [φ(s_t), φ(g)] (φ(g) zeroed for `state`) and targets [N] = remaining steps."""
-    rows, targets = [], []
+def labelled_rows(
+    split: EmbeddedSplit, features: str = "state_goal", sparse: bool = False
+) -> tuple[np.ndarray | scipy.sparse.csr_array, np.ndarray]:
+    """Features [N, 2D] = [φ(s_t), φ(g)] (φ(g) zeroed for `state`) and targets [N] = remaining steps.
+    `sparse`: the features as a CSR matrix: WL rows of large domains are mostly zeros, and dense they
+    may not fit in memory (states x 2D float64)."""
+    rows: list = []
+    targets = []
     for trajectory, goal in zip(split.trajectories, split.goals):
         steps = len(trajectory) - 1
         goals = np.broadcast_to(goal, trajectory.shape) * (features == "state_goal")
-        rows.append(np.concatenate([trajectory, goals], axis=1))
+        row = np.concatenate([trajectory, goals], axis=1)
+        rows.append(scipy.sparse.csr_array(row) if sparse else row)
         targets.append(np.arange(steps, -1, -1, dtype=np.float64))
+    if sparse:
+        return scipy.sparse.vstack(rows, format="csr").astype(np.float64), np.concatenate(targets)
     return np.concatenate(rows).astype(np.float64), np.concatenate(targets)
 
 
@@ -118,7 +127,7 @@ class RidgeCostToGo:
         features = np.concatenate([np.asarray(states, np.float64), np.asarray(goals, np.float64)], axis=1)
         return self.predict(features).astype(np.float32)
 
-    def predict(self, features: np.ndarray) -> np.ndarray:
+    def predict(self, features: np.ndarray | scipy.sparse.csr_array) -> np.ndarray:
         return np.maximum(features @ self.weights + self.bias, 0.0)
 
     def save(self, directory: str | os.PathLike) -> None:
@@ -134,20 +143,34 @@ class RidgeCostToGo:
                 (pathlib.Path(directory) / name).unlink(missing_ok=True)
 
 
-DUAL_ABOVE = 4096  # features beyond which the ridge is solved over the rows, when there are fewer rows
+SPARSE_ABOVE = 4096  # features beyond which the rows are kept sparse (`labelled_rows`) and `_sparse_ridge` fits them
 
 
 def _ridge(features: np.ndarray, targets: np.ndarray, alpha: float) -> RidgeCostToGo:
-    """Centred ridge. With many more features than rows (WL dimensions of large domains) it is solved over
-    the rows (dual form): the same weights, at a cost that does not grow with the cube of the features;
-    below `DUAL_ABOVE` features the solve is the one earlier runs used, so their weights stay bit-identical."""
+    """Centred ridge on dense rows (up to `SPARSE_ABOVE` features: the solve earlier runs used, so their
+    weights stay bit-identical)."""
     mean_x, mean_y = features.mean(axis=0), targets.mean()
     centred = features - mean_x
-    rows, columns = centred.shape
-    if rows < columns and columns > DUAL_ABOVE:
-        weights = centred.T @ np.linalg.solve(centred @ centred.T + alpha * np.eye(rows), targets - mean_y)
+    columns = centred.shape[1]
+    weights = np.linalg.solve(centred.T @ centred + alpha * np.eye(columns), centred.T @ (targets - mean_y))
+    return RidgeCostToGo(weights, float(mean_y - mean_x @ weights), alpha)
+
+
+def _sparse_ridge(features: scipy.sparse.csr_array, targets: np.ndarray, alpha: float) -> RidgeCostToGo:
+    """The centred ridge of `_ridge` on sparse rows, never densified: the centring is folded into the
+    Gram matrix. With more features than rows (WL dimensions of large domains) it is solved over the
+    rows (dual form), at a cost that grows with the square of the rows, not the cube of the features."""
+    rows, columns = features.shape
+    mean_x, mean_y = np.asarray(features.mean(axis=0)).ravel(), targets.mean()
+    centred_y = targets - mean_y
+    if rows < columns:
+        projected = features @ mean_x  # x_i . mean
+        gram = (features @ features.T).toarray() - projected[:, None] - projected[None, :] + mean_x @ mean_x
+        dual = np.linalg.solve(gram + alpha * np.eye(rows), centred_y)
+        weights = features.T @ dual - mean_x * dual.sum()
     else:
-        weights = np.linalg.solve(centred.T @ centred + alpha * np.eye(columns), centred.T @ (targets - mean_y))
+        scatter = (features.T @ features).toarray() - rows * np.outer(mean_x, mean_x)
+        weights = np.linalg.solve(scatter + alpha * np.eye(columns), features.T @ centred_y - mean_x * centred_y.sum())
     return RidgeCostToGo(weights, float(mean_y - mean_x @ weights), alpha)
 
 
@@ -166,10 +189,13 @@ def fit(
         raise InputError(None, f"value.alpha must be a positive ridge strength, not {alpha}")
     if features not in FEATURES:
         raise InputError(None, f"value.features={features!r} is not one of {', '.join(FEATURES)}")
-    x_train, y_train = labelled_rows(train, features)
-    x_val, y_val = labelled_rows(validation, features)
-    held_out = float(np.mean((_ridge(x_train, y_train, alpha).predict(x_val) - y_val) ** 2))
-    model = _ridge(np.concatenate([x_train, x_val]), np.concatenate([y_train, y_val]), alpha)
+    sparse = 2 * train.goals.shape[1] > SPARSE_ABOVE
+    ridge = _sparse_ridge if sparse else _ridge
+    x_train, y_train = labelled_rows(train, features, sparse)
+    x_val, y_val = labelled_rows(validation, features, sparse)
+    held_out = float(np.mean((ridge(x_train, y_train, alpha).predict(x_val) - y_val) ** 2))
+    x_all = scipy.sparse.vstack([x_train, x_val], format="csr") if sparse else np.concatenate([x_train, x_val])
+    model = ridge(x_all, np.concatenate([y_train, y_val]), alpha)
     model.encoder, model.goal_paths = encoder, goal_paths
     dims = {"own_dim": None if encoder is None else encoder.dim}
     if goal_paths is not None:

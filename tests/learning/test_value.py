@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse
 
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
@@ -90,11 +91,46 @@ def test_an_own_embedding_or_goal_paths_need_their_data(settings):
         train.fit_cost_to_go(config, TRAIN, VALIDATION, None)
 
 
-def test_ridge_over_the_rows_gives_the_weights_of_the_ridge_over_the_features(monkeypatch):
+def _ridge_of_earlier_runs(features, targets, alpha):
+    """The dense solve as earlier runs did it (weights, bias)."""
+    mean_x, mean_y = features.mean(axis=0), targets.mean()
+    centred = features - mean_x
+    weights = np.linalg.solve(centred.T @ centred + alpha * np.eye(centred.shape[1]), centred.T @ (targets - mean_y))
+    return weights, float(mean_y - mean_x @ weights)
+
+
+def test_dense_rows_below_the_threshold_give_the_weights_of_earlier_runs_bit_for_bit():
+    assert 2 * synthetic.DIM <= value.SPARSE_ABOVE
+    for features in value.FEATURES:
+        model, _ = value.fit(TRAIN, VALIDATION, alpha=3.0, features=features)
+        rows = [value.labelled_rows(split, features) for split in (TRAIN, VALIDATION)]
+        x, y = np.concatenate([r[0] for r in rows]), np.concatenate([r[1] for r in rows])
+        weights, bias = _ridge_of_earlier_runs(x, y, 3.0)
+        assert np.array_equal(model.weights, weights) and model.bias == bias
+
+
+@pytest.mark.parametrize("shape", [(12, 40), (40, 12)])  # more features than rows (dual form), fewer
+def test_sparse_ridge_gives_the_weights_of_the_dense_ridge(shape):
     rng = np.random.default_rng(0)
-    features, targets = rng.poisson(1.0, size=(12, 40)).astype(np.float64), rng.normal(size=12)
-    primal = value._ridge(features, targets, 3.0)
-    monkeypatch.setattr(value, "DUAL_ABOVE", 10)
-    dual = value._ridge(features, targets, 3.0)
-    np.testing.assert_allclose(dual.weights, primal.weights, rtol=1e-8, atol=1e-10)
-    assert dual.bias == pytest.approx(primal.bias)
+    features = rng.poisson(0.5, size=shape).astype(np.float64)
+    features[:, 3] += 7.0  # a colour every state has: centring matters
+    targets = rng.normal(size=shape[0])
+    dense = value._ridge(features, targets, 3.0)
+    sparse = value._sparse_ridge(scipy.sparse.csr_array(features), targets, 3.0)
+    np.testing.assert_allclose(sparse.weights, dense.weights, rtol=1e-8, atol=1e-10)
+    assert sparse.bias == pytest.approx(dense.bias)
+
+
+@pytest.mark.parametrize("features", value.FEATURES)
+def test_above_the_threshold_rows_stay_sparse_and_fit_the_same_model(features, monkeypatch):
+    dense, dense_fitted = value.fit(TRAIN, VALIDATION, alpha=3.0, features=features)
+    monkeypatch.setattr(value, "SPARSE_ABOVE", 2 * synthetic.DIM - 1)
+    rows, targets = value.labelled_rows(TRAIN, features, sparse=True)
+    assert scipy.sparse.issparse(rows)
+    assert np.array_equal(rows.toarray(), value.labelled_rows(TRAIN, features)[0])
+    assert np.array_equal(targets, value.labelled_rows(TRAIN, features)[1])
+    sparse, sparse_fitted = value.fit(TRAIN, VALIDATION, alpha=3.0, features=features)
+    np.testing.assert_allclose(sparse.weights, dense.weights, rtol=1e-8, atol=1e-10)
+    assert sparse.bias == pytest.approx(dense.bias)
+    held_out = "validation_mse_fit_on_train"
+    assert sparse_fitted[held_out] == pytest.approx(dense_fitted[held_out])
