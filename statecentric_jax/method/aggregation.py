@@ -42,6 +42,13 @@ On disk, inside the run's workdir:
                                             (round0: the other optimal plans and the labelled
                                             random-walk states, when configured)
 
+and, shared by every run of the domain, beside its expert plans (`plan_generation.solve_stored`):
+
+  <plans cache>/<domain>/planner-calls/<digest>.json   each planner call by the contents of its domain
+                                                       and problem files: runs that differ only in what
+                                                       they train (e.g. selection's candidates) plan
+                                                       the same round-0 states once
+
 A killed round resumes: its finished planner calls are read back, and a round whose data is
 complete only retrains. Finished rounds (listed in aggregation.json) are never redone. Rounds of
 another configuration (where the cache is, and how the PDDL root is spelled, do not count) are
@@ -77,7 +84,7 @@ from statecentric_jax.method.evaluation import cost_to_go_for
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import Task, load_task, normalize_action, problem_from_state
-from statecentric_jax.problems import fast_downward, layout
+from statecentric_jax.problems import fast_downward, layout, plan_generation
 from statecentric_jax.problems.plan_generation import read_trajectories
 from statecentric_jax.search.base import decode_config
 from statecentric_jax.search.decoding import decode
@@ -170,10 +177,16 @@ def _read_json(path: pathlib.Path) -> dict | None:
 
 
 class _Planner:
-    """Optimal remaining costs h*(s) from Fast Downward, cached per state across rounds, capped per round."""
+    """Optimal remaining costs h*(s) from Fast Downward, cached per state across rounds, capped per round.
+    Each call's result is also kept by content in `shared` (`plan_generation.solve_stored`), so another
+    run asking for the same state problem under the same limits (e.g. the same labelled random walks of
+    a run with other cost-to-go settings) reads it instead of planning again."""
 
-    def __init__(self, workdir: pathlib.Path, round_index: int, settings: ml_collections.ConfigDict):
+    def __init__(
+        self, workdir: pathlib.Path, round_index: int, settings: ml_collections.ConfigDict, shared: pathlib.Path
+    ):
         self.dir = workdir / AGGREGATION_DIR / f"round{round_index}"
+        self.shared = shared
         self.round, self.cap = round_index, settings.max_planner_calls
         self.search = fast_downward.SearchConfig(fast_downward.ASTAR_LMCUT, float(settings.time_limit))
         self.known: dict[str, float | None] = {}  # state key -> h* from earlier rounds
@@ -208,7 +221,7 @@ class _Planner:
         problem_file.parent.mkdir(parents=True, exist_ok=True)
         (self.dir / "calls").mkdir(exist_ok=True)
         write_text(problem_file, problem_from_state(task, state, name))
-        result = fast_downward.solve(task.domain_file, problem_file, [self.search])
+        result = plan_generation.solve_stored(pathlib.Path(task.domain_file), problem_file, [self.search], self.shared)
         record = {
             "key": key,
             "name": name,
@@ -217,10 +230,7 @@ class _Planner:
             "step": step,
             "state": sorted(state),
             "problem_file": str(problem_file.resolve()),
-            "status": result.status,
-            "plan": result.plan,
-            "seconds": result.seconds,
-            "message": result.message,
+            **{name: result[name] for name in ("status", "plan", "seconds", "message")},
         }
         write_text(self.dir / "calls" / f"{name}.json", json.dumps(record) + "\n")
         return record
@@ -228,6 +238,11 @@ class _Planner:
     def plan(self, task: Task, state: frozenset[str]) -> list[str]:
         """This round's optimal plan from `state`, after `optimal` found it."""
         return self.records[_state_key(task, state)]["plan"]
+
+
+def _shared_calls(config: ml_collections.ConfigDict, plans_dir: pathlib.Path) -> pathlib.Path:
+    """Where every run of the domain keeps its planner calls by content: beside the expert plans."""
+    return plans_dir / config.data.domain / plan_generation.PLANNER_CALLS_DIR
 
 
 def _cost(record: dict) -> float | None:
@@ -323,7 +338,7 @@ def _collect(
 ) -> dict:
     """Decode, find deviations, ask the planner; write the round's trajectories and statistics."""
     start = time.perf_counter()
-    planner = _Planner(workdir, round_index, config.aggregation)
+    planner = _Planner(workdir, round_index, config.aggregation, _shared_calls(config, plans_dir))
     decoded = _decode_splits(config, workdir, plans_dir)
     order = sorted(
         decoded, key=lambda d: (d.solved, method_config.AGGREGATION_SPLITS.index(d.split), d.task.problem_file)
@@ -449,7 +464,7 @@ def _collect_round0(config: ml_collections.ConfigDict, workdir: pathlib.Path, pl
     """Round 0: other optimal plans and labelled random-walk states of each train/validation problem;
     writes its trajectories and statistics."""
     start = time.perf_counter()
-    planner = _Planner(workdir, 0, config.aggregation)
+    planner = _Planner(workdir, 0, config.aggregation, _shared_calls(config, plans_dir))
     domain = config.data.domain
     domain_file = layout.domain_file(config.data.pddl_root, domain).resolve()
     splits = method_config.aggregation_splits(config)

@@ -6,6 +6,8 @@ Layout under the work directory, per domain and split:
   <domain>/<split>/manifest.json            all records of the split (no states)
   <domain>/<split>/trajectories.jsonl       one line per solved problem, sorted
   <domain>/<split>/plans/<problem>.plan     IPC plan files
+  <domain>/planner-calls/<digest>.json      `solve_stored`'s records (other problems of the domain,
+                                            e.g. started in an aggregated state), by content
 
 A problem's record is written atomically as soon as it is finished, so a run
 killed at any moment (even with kill -9) loses at most the problems in flight,
@@ -41,6 +43,7 @@ from statecentric_jax.problems import fast_downward, layout
 
 TRAJECTORY_KEYS = ("problem", "problem_file", "domain_file", "plan", "static", "states")
 _PROVEN = ("solved", "unsolvable")  # results that do not depend on the limits
+PLANNER_CALLS_DIR = "planner-calls"  # below a domain: `solve_stored`'s records
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,19 +126,48 @@ def _read_record(path: pathlib.Path) -> dict | None:
     return record if isinstance(record, dict) else None  # absent, or garbage: solve again
 
 
-def _reusable(record: dict | None, problem_file: pathlib.Path, inputs: str | None, limits: dict) -> TypeGuard[dict]:
+def _holds(record: dict | None, inputs: str | None, limits: dict) -> TypeGuard[dict]:
     """Solved and unsolvable records hold for the same, unchanged files; the others only
     under the same limits too."""
-    if (
-        record is None
-        or inputs is None
-        or record.get("inputs") != inputs
-        or record.get("problem_file") != str(problem_file)
-    ):
+    if record is None or inputs is None or record.get("inputs") != inputs:
         return False
-    if record.get("status") in _PROVEN:
-        return record["status"] != "solved" or "states" in record
-    return record.get("status") in fast_downward.STATUSES and record.get("limits") == limits
+    return record.get("status") in _PROVEN or (
+        record.get("status") in fast_downward.STATUSES and record.get("limits") == limits
+    )
+
+
+def _reusable(record: dict | None, problem_file: pathlib.Path, inputs: str | None, limits: dict) -> TypeGuard[dict]:
+    """A problem's record that `_holds`, for this problem file, with the replayed states of a plan."""
+    return (
+        _holds(record, inputs, limits)
+        and record.get("problem_file") == str(problem_file)
+        and (record["status"] != "solved" or "states" in record)
+    )
+
+
+def solve_stored(
+    domain_file: pathlib.Path,
+    problem_file: pathlib.Path,
+    configs: Sequence[fast_downward.SearchConfig],
+    records_dir: pathlib.Path,
+    memory_limit_mb: int = 4096,
+) -> dict:
+    """Fast Downward's record (status, config, plan, seconds, message) for one problem, kept in `records_dir`
+    under the digest of both files' contents: any later call on the same contents, from any run, reads it
+    instead of planning again (as `_holds` allows). Not replayed: for callers that replay the plan."""
+    inputs = _fingerprint(domain_file, problem_file)
+    limits = _limits(configs, memory_limit_mb)
+    path = records_dir / f"{inputs}.json"
+    record = _read_record(path) if inputs is not None else None
+    if _holds(record, inputs, limits):
+        return record
+    result = fast_downward.solve(domain_file, problem_file, configs, memory_limit_mb)
+    fields = ("status", "config", "plan", "seconds", "message")
+    record = {"inputs": inputs, "limits": limits, **{name: getattr(result, name) for name in fields}}
+    if inputs is not None:
+        records_dir.mkdir(parents=True, exist_ok=True)
+        write_text(path, json.dumps(record) + "\n")
+    return record
 
 
 def _solve_problem(

@@ -356,6 +356,34 @@ def test_bad_settings_are_one_line(key, value, reason):
         config_lib.check(config)
 
 
+def test_runs_that_differ_in_what_they_train_plan_the_same_random_walk_states_once(root, tmp_path, monkeypatch):
+    planner = Planner(monkeypatch)
+    config = make_config(root, tmp_path / "cache", rounds=0)
+    config.value.kind, config.aggregation.retrain = "ridge", "value"
+    config.aggregation.random_walks, config.aggregation.max_planner_calls = 3, 100
+    pipeline.train_from_config(config, tmp_path / "first")
+    calls = len(planner.aggregated())
+    assert calls > 0
+
+    def collected(workdir, capped=False):
+        stats = json.loads((workdir / "aggregation/round0/collected.json").read_text())
+        stats.pop("collect_seconds")
+        text = (workdir / "aggregation/round0/trajectories.jsonl").read_text().replace(str(workdir), "<run>")
+        return stats, text
+
+    other = config.copy_and_resolve_references()
+    other.value.goal_paths = 2  # another cost-to-go, the same labelled random walks
+    pipeline.train_from_config(other, tmp_path / "second")
+    assert len(planner.aggregated()) == calls  # read from the shared records, not planned again
+    assert collected(tmp_path / "second") == collected(tmp_path / "first")
+
+    capped = other.copy_and_resolve_references()
+    capped.aggregation.max_planner_calls = 2  # fewer calls: the first ones, all planned before
+    pipeline.train_from_config(capped, tmp_path / "third")
+    stats, _ = collected(tmp_path / "third")
+    assert len(planner.aggregated()) == calls and stats["planner_calls"] == 2
+
+
 def test_resume_does_not_redo_finished_work(root, tmp_path, monkeypatch):
     config1, config2 = (make_config(root, tmp_path / "cache", rounds) for rounds in (1, 2))
     workdir = tmp_path / "run"
