@@ -121,8 +121,17 @@ class RidgeCostToGo:
         return np.hstack([phi, self.goal_paths.embed(pairs, parents)])
 
     def estimate(self, states: np.ndarray, goals: np.ndarray) -> np.ndarray:
-        """Remaining steps for each (state, goal) row, never below zero."""
-        if self.encoder is not None or self.goal_paths is not None:  # φ(s) alone (config.check): zero on φ(g)
+        """Remaining steps for each (state, goal) row, never below zero. Above `SPARSE_ABOVE` features (wide WL
+        rows) each half is multiplied by its weights, φ(g)'s not at all when it is zero: a float64 copy of
+        [φ(s), φ(g)] per expansion costs more than embedding the successors."""
+        phi_alone = self.encoder is not None or self.goal_paths is not None  # (config.check): zero on φ(g)
+        half = states.shape[1]
+        if 2 * half > SPARSE_ABOVE:
+            estimate = np.asarray(states, np.float64) @ self.weights[:half]
+            if not phi_alone:
+                estimate += np.asarray(goals, np.float64) @ self.weights[half:]
+            return np.maximum(estimate + self.bias, 0.0).astype(np.float32)
+        if phi_alone:
             goals = np.zeros_like(states)
         features = np.concatenate([np.asarray(states, np.float64), np.asarray(goals, np.float64)], axis=1)
         return self.predict(features).astype(np.float32)

@@ -134,3 +134,17 @@ def test_above_the_threshold_rows_stay_sparse_and_fit_the_same_model(features, m
     assert sparse.bias == pytest.approx(dense.bias)
     held_out = "validation_mse_fit_on_train"
     assert sparse_fitted[held_out] == pytest.approx(dense_fitted[held_out])
+
+
+@pytest.mark.parametrize("phi_alone", [False, True])
+def test_wide_rows_estimate_as_the_dense_rows(phi_alone, monkeypatch):
+    model, _ = value.fit(TRAIN, VALIDATION, alpha=0.01, features="state_goal")
+    if phi_alone:  # an own φ: φ(g) unread
+        model.encoder = synthetic.FakeEncoder()
+    features, _ = value.labelled_rows(LARGER)
+    states, goals = features[:, : synthetic.DIM], features[:, synthetic.DIM :]
+    dense = model.estimate(states, goals)
+    monkeypatch.setattr(value, "SPARSE_ABOVE", 2 * synthetic.DIM - 1)
+    wide = model.estimate(states, goals)
+    np.testing.assert_allclose(wide, dense, rtol=1e-6, atol=1e-6)
+    assert not phi_alone or np.array_equal(wide, model.estimate(states, np.full_like(goals, np.nan)))  # unread
