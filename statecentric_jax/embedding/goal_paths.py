@@ -64,34 +64,38 @@ def _edges(atoms: frozenset[str]) -> Edges:
 _static_edges = functools.lru_cache(maxsize=64)(_edges)  # a task's static atoms join every state's graph
 
 
-def _sequences(graphs: tuple[Edges, Edges], source: str, length: int) -> dict[str, set[Walk]]:
-    """Every object reached from `source` within `length` edges of either graph, with the label sequences
-    that reach it."""
+def _sequences(graphs: tuple[Edges, Edges], source: str, length: int, targets: set[str]) -> dict[str, set[Walk]]:
+    """The label sequences of the walks of at most `length` edges of either graph from `source` to each of
+    `targets`. A walk is dropped as soon as no target lies within the edges it has left (edges go both ways,
+    so that is a distance from the targets): the same sequences, without walking a grid's every corner."""
+    distance = _distances(graphs, targets, length)
     reached: dict[str, set[Walk]] = collections.defaultdict(set)
     frontier: dict[str, set[Walk]] = {source: {()}}
-    for _ in range(length):
+    for left in range(length - 1, -1, -1):  # edges left after this one
         step: dict[str, set[Walk]] = collections.defaultdict(set)
         for node, sequences in frontier.items():
             for edges in graphs:
                 for label, neighbour in edges.get(node, ()):
-                    step[neighbour].update((*sequence, label) for sequence in sequences)
-        for node, sequences in step.items():
-            reached[node] |= sequences
+                    if distance.get(neighbour, length + 1) <= left:
+                        step[neighbour].update((*sequence, label) for sequence in sequences)
+        for node in targets & step.keys():
+            reached[node] |= step[node]
         frontier = step
     return reached
 
 
 def _of_goals(graphs: tuple[Edges, Edges], goals: Sequence[str], length: int) -> dict[str, GoalPath]:
     """(predicate, label sequences from the last object to the first) of each of `goals`."""
-    from_source: dict[str, dict[str, set[Walk]]] = {}  # goals that share a last object share its walk
+    targets: dict[str, set[str]] = collections.defaultdict(set)  # goals that share a last object share its walk
+    for goal in goals:
+        args = atom_arguments(goal)
+        if args:
+            targets[args[-1]].add(args[0])
+    from_source = {source: _sequences(graphs, source, length, ends) for source, ends in targets.items()}
     paths = {}
     for goal in goals:
         args = atom_arguments(goal)
-        found: set[Walk] = set()
-        if args:
-            if args[-1] not in from_source:
-                from_source[args[-1]] = _sequences(graphs, args[-1], length)
-            found = from_source[args[-1]].get(args[0], set())
+        found = from_source[args[-1]].get(args[0], set()) if args else set()
         paths[goal] = (atom_predicate(goal), tuple(sorted(found)))
     return paths
 

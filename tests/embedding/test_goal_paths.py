@@ -6,6 +6,7 @@ import random
 import numpy as np
 import pytest
 
+from statecentric_jax.embedding import goal_paths as goal_paths_module
 from statecentric_jax.embedding.encoders import WLEncoder, WLSettings
 from statecentric_jax.embedding.goal_paths import GoalPathEncoder, derived_goal_paths, goal_paths, goal_paths_of_each
 from statecentric_jax.errors import InputError
@@ -102,3 +103,41 @@ def test_derived_from_the_parent_they_are_the_paths_computed_afresh(tmp_path, do
     pairs_of_task = [(task, child) for _, child in pairs]
     with_parents = paths.embed(pairs_of_task, [parent for parent, _ in pairs])
     assert np.array_equal(with_parents, paths.embed(pairs_of_task)) and with_parents.any()
+
+
+def _every_walk(graphs, source, length):
+    """Reference: every walk of at most `length` edges from `source`, unpruned, by end object."""
+    reached, frontier = {}, {source: {()}}
+    for _ in range(length):
+        step = {}
+        for node, sequences in frontier.items():
+            for edges in graphs:
+                for label, neighbour in edges.get(node, ()):
+                    step.setdefault(neighbour, set()).update((*s, label) for s in sequences)
+        for node, sequences in step.items():
+            reached.setdefault(node, set()).update(sequences)
+        frontier = step
+    return reached
+
+
+@pytest.mark.parametrize(
+    "domain, problem",
+    [
+        ("logistics", generators.logistics(3, 2, 6, 2, 5, seed=1, name="three-cities")),
+        ("blocks", generators.blocks(6, seed=1, name="six")),
+        ("visitall", generators.visitall(4, 3, (1, 1), name="grid")),
+    ],
+    ids=["logistics", "blocks", "visitall"],
+)
+def test_walks_cut_short_far_from_the_goal_objects_give_the_paths_of_every_walk(tmp_path, domain, problem):
+    (tmp_path / "problem.pddl").write_text(problem)
+    task = load_task(domain_file(domain), tmp_path / "problem.pddl")
+    graphs = (goal_paths_module._static_edges(task.static), goal_paths_module._edges(frozenset(task.init)))
+    goals = sorted(task.fluent_goal - frozenset(task.init))
+    assert goals
+    for length in (1, 2, 3, 4):
+        paths = goal_paths_module._of_goals(graphs, goals, length)
+        for goal in goals:
+            args = goal_paths_module.atom_arguments(goal)
+            expected = _every_walk(graphs, args[-1], length).get(args[0], set())
+            assert paths[goal][1] == tuple(sorted(expected))
