@@ -17,8 +17,8 @@ all model, embedding and distance work, batched across instances.
   With a cost-to-go and `exploration`, every other expansion comes from a second queue
   (`search/open_lists.py`).
 - `lazy_best_first`: `best_first` with deferred evaluation (Fast Downward's lazy search): a child joins
-  the open list with the key of the node that generated it and is embedded and estimated only when it
-  is expanded, so an expansion costs one evaluation instead of one per successor. Needs a cost-to-go.
+  the open list with the cost-to-go of the node that generated it and is estimated only when it is
+  expanded, so an expansion costs one evaluation instead of one per successor. Needs a cost-to-go.
 - `restarts`: the paper's beam; when it fails, start again with twice the width, until the
   node budget is spent.
 
