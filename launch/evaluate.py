@@ -25,6 +25,9 @@ _MAX_IN_FLIGHT = flags.DEFINE_integer(
 )
 _USE_VAL = flags.DEFINE_bool("use_val", False, "Also check every plan with VAL's `Validate` binary (must be on PATH).")
 _BACKEND = flags.DEFINE_enum("backend", "local", ["local", "ray"], "Decode here, or in --shards Ray tasks.")
+_JOBS = flags.DEFINE_integer(
+    "jobs", 1, "Local backend: processes the split's problems are dealt into (one core each).", lower_bound=1
+)
 _SHARDS = flags.DEFINE_integer("shards", 4, "Ray backend: Ray tasks the split's problems are divided into.")
 _RAY_ADDRESS = flags.DEFINE_string("ray_address", None, "Ray cluster: auto, host:port, or unset for a local one.")
 flags.mark_flag_as_required("workdir")
@@ -39,6 +42,12 @@ def main(argv):
 
         summary = distributed.evaluate_sharded(
             _WORKDIR.value, _SPLIT.value, _SHARDS.value, _PDDL_ROOT.value, _RAY_ADDRESS.value, **settings
+        )
+    elif _JOBS.value > 1:
+        from statecentric_jax.experiments import distributed
+
+        summary = distributed.evaluate_sharded(
+            _WORKDIR.value, _SPLIT.value, _JOBS.value, _PDDL_ROOT.value, backend="processes", **settings
         )
     else:
         summary = evaluate(_WORKDIR.value, _SPLIT.value, pddl_root=_PDDL_ROOT.value, **settings)

@@ -26,6 +26,12 @@ _PLANNERS = flags.DEFINE_list(
 )
 _TIME_LIMIT = flags.DEFINE_float("time_limit", None, "Seconds of planning per problem, wall clock.")
 _MEMORY_LIMIT_MB = flags.DEFINE_integer("memory_limit_mb", 8192, "Resident memory per planner process, MiB.")
+_TRAINING_TIME_LIMIT = flags.DEFINE_float(
+    "training_time_limit", ipc.TRAINING_LIMITS[0], "Seconds of training per domain and planner, wall clock."
+)
+_TRAINING_MEMORY_LIMIT_MB = flags.DEFINE_integer(
+    "training_memory_limit_mb", ipc.TRAINING_LIMITS[1], "Resident memory of one training, MiB."
+)
 _JOBS = flags.DEFINE_integer("jobs", 1, "Problems planned at the same time.")
 _WORKDIR = flags.DEFINE_string("workdir", None, "Where runs, plans, records and tables go.")
 _BACKEND = flags.DEFINE_enum("backend", "local", ["local", "ray"], "Plan here, or as Ray tasks.")
@@ -43,6 +49,8 @@ def main(argv):
         planners=_PLANNERS.value,
         time_limit=_TIME_LIMIT.value,
         memory_limit_mb=_MEMORY_LIMIT_MB.value,
+        training_time_limit=_TRAINING_TIME_LIMIT.value,
+        training_memory_limit_mb=_TRAINING_MEMORY_LIMIT_MB.value,
         jobs=_JOBS.value,
         backend=_BACKEND.value,
     )

@@ -30,7 +30,12 @@ CASES = {
         [NOT_PYTHON, "--workdir=/tmp/x"],
         [f"--config={REPO}/configs/recommended.py", "--workdir=/tmp/x"],  # no --config.data.domain
     ],
-    "evaluate.py": [["--workdir=/no/such/run"], ["--workdir=/tmp/x", "--beam_width=0"], ["--max_in_flight=0"]],
+    "evaluate.py": [
+        ["--workdir=/no/such/run"],
+        ["--workdir=/tmp/x", "--beam_width=0"],
+        ["--max_in_flight=0"],
+        ["--workdir=/tmp/x", "--jobs=0"],
+    ],
     "plan.py": [
         ["--workdir=/no/such/run", "--domain=d.pddl", "--problem=p.pddl", "--out=/no/such/dir/plan.txt"],
         ["--workdir=/no/such\nrun", "--domain=d.pddl", "--problem=p.pddl"],  # a newline in a file name
@@ -47,6 +52,7 @@ CASES = {
         ["--root=/no/such/root", "--time_limit=10", "--workdir=/tmp/x"],
         [f"--root={REPO}/data/domains", "--time_limit=0", "--workdir=/tmp/x"],
         [f"--root={REPO}/data/domains", "--time_limit=10", "--problems=every=x", "--workdir=/tmp/x"],
+        [f"--root={REPO}/data/domains", "--time_limit=10", "--training_memory_limit_mb=0", "--workdir=/tmp/x"],
     ],
 }
 

@@ -1,4 +1,5 @@
-"""Ray backend: sweep runs and evaluation shards as Ray tasks (Ray is imported lazily, `pip install -e ".[ray]"`).
+"""Scale-out: sweep runs and evaluation shards as Ray tasks (Ray is imported lazily, `pip install -e ".[ray]"`),
+or evaluation shards as processes on this machine (`run_in_processes`, no Ray needed).
 
 Only paths travel through the object store; every worker reads and writes a filesystem
 that all nodes share (PDDL root, plans/datasets cache, sweep and run directories).
@@ -15,8 +16,11 @@ shards' summed `time_breakdown`).
 from __future__ import annotations
 
 import json
+import multiprocessing
+import multiprocessing.connection
 import os
 import pathlib
+import signal
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -79,6 +83,44 @@ def run_tasks(fn: Callable, calls: dict[str, tuple], on_done: Callable[[str, obj
                 on_done(refs[ref], None, f"{type(cause).__name__}: {str(cause).strip().splitlines()[-1:]}")
 
 
+def run_in_processes(fn: Callable, calls: dict[str, tuple], on_done: Callable[[str, object, str | None], None]) -> None:
+    """`run_tasks` on this machine: `fn(*args)` in one spawned process per key, all at once; a process that dies
+    (killed for memory, say) is its key's error, and the others go on. Interrupted, it kills its processes."""
+    context = multiprocessing.get_context("spawn")
+    processes, waiting = {}, {}
+    try:
+        for key, args in calls.items():
+            receiver, sender = context.Pipe(duplex=False)
+            processes[key] = context.Process(target=_call_and_send, args=(sender, fn, args))
+            processes[key].start()
+            sender.close()
+            waiting[key] = receiver
+        while waiting:
+            ready = multiprocessing.connection.wait(list(waiting.values()))
+            for key in [k for k, receiver in waiting.items() if receiver in ready]:
+                try:
+                    value, error = waiting.pop(key).recv()
+                except EOFError:  # it ended without an answer
+                    processes[key].join()
+                    value, error = None, f"its process ended with exit code {processes[key].exitcode}"
+                on_done(key, value, error)
+    finally:
+        for process in processes.values():
+            if process.is_alive():
+                process.kill()
+            process.join()
+
+
+def _call_and_send(sender: multiprocessing.connection.Connection, fn: Callable, args: tuple) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops its processes
+    try:
+        sender.send((fn(*args), None))
+    except InputError as e:
+        sender.send((None, str(e)))
+    except Exception as e:
+        sender.send((None, f"{type(e).__name__}: {e}"))
+
+
 def shard_dir(workdir: pathlib.Path, split: str, shard: int, shards: int) -> pathlib.Path:
     return workdir / "eval" / split / "shards" / f"{shard}-of-{shards}"
 
@@ -93,16 +135,19 @@ def evaluate_sharded(
     shards: int,
     pddl_root: str | os.PathLike | None = None,
     address: str | None = None,
+    backend: str = "ray",
     **kwargs,
 ) -> dict:
-    """`evaluation.evaluate` with the split's problems in `shards` Ray tasks, merged into the same outputs."""
+    """`evaluation.evaluate` with the split's problems dealt into `shards` Ray tasks (`backend="ray"`) or processes
+    on this machine (`"processes"`), merged into the same outputs."""
     if shards < 1:
         raise InputError(None, f"--shards must be at least 1, not {shards}")
     workdir = pathlib.Path(workdir).resolve()
     config = load_model(workdir).config
     root = str(pddl_root if pddl_root is not None else config.data.pddl_root)
     files = [str(p) for p in layout.problem_files(root, config.data.domain, split)]
-    init(address)
+    if backend == "ray":
+        init(address)
     calls = {
         str(k): (str(workdir), split, root, files[k::shards], str(shard_dir(workdir, split, k, shards)), kwargs)
         for k in range(shards)
@@ -117,7 +162,7 @@ def evaluate_sharded(
             failed[key] = error
 
     started = time.perf_counter()
-    run_tasks(_evaluate_shard, calls, on_done)
+    (run_tasks if backend == "ray" else run_in_processes)(_evaluate_shard, calls, on_done)
     elapsed = time.perf_counter() - started
     if failed:
         raise InputError(workdir, f"evaluation shard(s) failed: {failed}")

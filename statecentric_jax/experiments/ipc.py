@@ -13,6 +13,8 @@ Output, all under `workdir`:
   <planner>/<domain>/run/             our planner trained for the domain, from its training problems only
   <planner>/<domain>/planner.json     what it was trained for (a rerun reuses the run); with a `selection`
                                       section also selection.json, selection/ (method/selection.py)
+  <planner>/<domain>/training.log     the last training's output (training runs in a process of its own under the
+                                      training limits); training.json: its wall seconds and peak resident MiB
   cache/                              expert plans, datasets, training views (method/pipeline.py)
   <planner>/<domain>/<level>/<pNN>.plan                                     every valid plan, IPC format
 
@@ -55,7 +57,7 @@ import ml_collections
 import psutil
 from absl import logging
 
-from statecentric_jax.atomic import exclusive_lock, open_for_append, replace_atomically, write_text
+from statecentric_jax.atomic import exclusive_lock, open_for_append, read_own_json, replace_atomically, write_text
 from statecentric_jax.errors import InputError
 from statecentric_jax.problems import fast_downward
 
@@ -80,6 +82,9 @@ RESULT_FIELDS = (
 TESTING = "testing"  # a domain's test problems, one folder per level
 RECORDS_FILE = "records.jsonl"
 TRAINED_FILE = "planner.json"  # beside a domain's trained run: the identity of the planner it was trained for
+TRAINING_FILE = "training.json"  # beside it: wall seconds and peak resident MiB of the last training
+TRAINING_LOG = "training.log"
+TRAINING_LIMITS = (24 * 3600.0, 32768)  # the competition's limits for learning, per domain: 24 h, 32 GiB
 REFERENCE_FILE = "reference_costs.json"
 POLL_S = 0.05
 GRACE_S = 1.0  # past the time limit before a kill: a search that stops itself reports its expansions; a plan
@@ -114,6 +119,7 @@ class Planner:
     name: str
     search: str | None = None
     config: ml_collections.ConfigDict | None = dataclasses.field(default=None, compare=False)
+    source: str = ""  # as given to `resolve_planners`: how a child process gets the same planner
 
     @property
     def identity(self) -> str:
@@ -197,14 +203,21 @@ def resolve_planners(names: Sequence[str]) -> list[Planner]:
     planners = []
     for name in names:
         if name in FAST_DOWNWARD:
-            planners.append(Planner(name, search=FAST_DOWNWARD[name]))
+            planners.append(Planner(name, search=FAST_DOWNWARD[name], source=name))
             continue
         path = REPO / "configs" / "recommended.py" if name == RECOMMENDED else pathlib.Path(name)
         if not name.endswith(".py") and name != RECOMMENDED:
             raise InputError("--planners", f"'{name}' is not {RECOMMENDED}, {', '.join(FAST_DOWNWARD)} or a .py config")
         if not path.is_file():
             raise InputError(path, "no such config file")
-        planners.append(Planner(RECOMMENDED if name == RECOMMENDED else path.stem, config=sweep.load_config(path)))
+        planner_name = RECOMMENDED if name == RECOMMENDED else path.stem
+        planners.append(
+            Planner(
+                planner_name,
+                config=sweep.load_config(path),
+                source=name if name == RECOMMENDED else str(path.resolve()),
+            )
+        )
     seen = [p.name for p in planners]
     if len(set(seen)) != len(seen):
         raise InputError("--planners", f"two planners with one name: {','.join(seen)}")
@@ -254,12 +267,14 @@ def run_limited(
     limits: Limits,
     clock_file: pathlib.Path | None = None,
     done_file: pathlib.Path | None = None,
+    log: pathlib.Path | None = None,
 ) -> Finished:
     """Run `command`, killing its process group when its clock passes the time limit (plus `GRACE_S`) or its process
     tree's resident memory passes the memory limit. The clock starts at the start, or when the process writes its
-    `time.monotonic()` into `clock_file`; once `done_file` exists the process has its result and is not killed."""
+    `time.monotonic()` into `clock_file`; once `done_file` exists the process has its result and is not killed.
+    Its output goes to `log` (default `cwd/stdout.txt`)."""
     started = time.monotonic()
-    log = cwd / "stdout.txt"
+    log = log or cwd / "stdout.txt"
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     watched = psutil.Process(proc.pid)
@@ -488,6 +503,64 @@ def solve_one(planner: Planner, problem: Problem, limits: Limits, run_dir: str |
 # ---------------------------------------------------------------- training our planner
 
 
+def train_in_child(
+    planner: Planner, root: pathlib.Path, domain: str, workdir: pathlib.Path, limits: Limits
+) -> tuple[pathlib.Path | None, str]:
+    """Our planner for `domain`: a finished training of the same planner, or `train_planner` in a process of its own
+    under the training limits, so that a training that runs out of memory or time fails that domain only. Returns
+    (the run, "") or (None, why it failed). The training's log is `<workdir>/<planner>/<domain>/training.log`; its
+    wall seconds and peak resident memory go to `training.json` beside it."""
+    base = workdir / planner.name / domain
+    try:
+        finished_run = _finished_training(planner, base)
+    except InputError as e:
+        return None, str(e)
+    if finished_run is not None:
+        return finished_run, ""
+    base.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ipc-train-") as tmp:
+        request = {"planner": planner.source, "root": str(root), "domain": domain, "workdir": str(workdir)}
+        request["result"] = str(pathlib.Path(tmp) / "trained.json")
+        (pathlib.Path(tmp) / "request.json").write_text(json.dumps(request), encoding="utf-8")
+        command = [sys.executable, "-m", "statecentric_jax.experiments.ipc", "--train", f"{tmp}/request.json"]
+        finished = run_limited(command, pathlib.Path(tmp), limits, log=base / TRAINING_LOG)
+        result = read_own_json(request["result"]) or {}
+    write_text(base / TRAINING_FILE, json.dumps({"seconds": finished.seconds, "peak_mb": finished.peak_mb}))
+    if "run" in result:
+        return pathlib.Path(result["run"]), ""
+    if finished.limit == "memory":
+        return None, f"killed above {limits.memory_limit_mb} MiB resident"
+    if finished.limit == "timeout":
+        return None, f"not finished within {limits.time_limit:g} s"
+    last = finished.stdout.strip().splitlines()[-1:] or ["no output"]
+    return None, result.get("error") or f"exit code {finished.returncode}: {last[0][:200]}"
+
+
+def train_in_this_process(request_file: str) -> None:
+    """The child of `train_in_child`: writes {"run": path} or {"error": the one-line reason}."""
+    logging.set_verbosity(logging.INFO)
+    request = json.loads(pathlib.Path(request_file).read_text(encoding="utf-8"))
+    planner = resolve_planners([request["planner"]])[0]
+    root, workdir = pathlib.Path(request["root"]), pathlib.Path(request["workdir"])
+    try:
+        result = {"run": str(train_planner(planner, root, request["domain"], workdir))}
+    except InputError as e:
+        result = {"error": str(e)}
+    write_text(request["result"], json.dumps(result))
+
+
+def _finished_training(planner: Planner, base: pathlib.Path) -> pathlib.Path | None:
+    """The run in `base` if it was trained for this planner (`planner.json`); an InputError if for another."""
+    from statecentric_jax.method.selection import RUN_DIR
+
+    run_dir, trained = base / RUN_DIR, base / TRAINED_FILE
+    if not (trained.is_file() and (run_dir / "config.json").is_file()):
+        return None
+    if trained.read_text(encoding="utf-8") != planner.identity:
+        raise InputError(base, "holds a run of another configuration; use a fresh --workdir")
+    return run_dir
+
+
 def train_planner(planner: Planner, root: pathlib.Path, domain: str, workdir: pathlib.Path) -> pathlib.Path:
     """Our planner for `domain`, trained once into `<workdir>/<planner>/<domain>/run/` from the domain's training
     problems only (the pipeline reads an IPC root through its training view); a config with a `selection` section
@@ -497,20 +570,18 @@ def train_planner(planner: Planner, root: pathlib.Path, domain: str, workdir: pa
 
     assert planner.config is not None
     base = workdir / planner.name / domain
-    run_dir, trained = base / selection.RUN_DIR, base / TRAINED_FILE
-    if trained.is_file() and (run_dir / "config.json").is_file():
-        if trained.read_text(encoding="utf-8") == planner.identity:
-            return run_dir
-        raise InputError(base, "holds a run of another configuration; use a fresh --workdir")
+    finished_run = _finished_training(planner, base)
+    if finished_run is not None:
+        return finished_run
     config = planner.config.copy_and_resolve_references()
     config.data.pddl_root, config.data.domain = str(root), domain
     config.data.cache_dir = str(workdir / "cache")
     if "selection" in config:
         selection.select_and_train(config, base)
     else:
-        pipeline.train_from_config(config, run_dir)
-    write_text(trained, planner.identity)
-    return run_dir
+        pipeline.train_from_config(config, base / selection.RUN_DIR)
+    write_text(base / TRAINED_FILE, planner.identity)
+    return base / selection.RUN_DIR
 
 
 # ---------------------------------------------------------------- the benchmark
@@ -580,6 +651,8 @@ def run(
     planners: Sequence[str] = (RECOMMENDED, "lama_first", "gbfs_ff"),
     time_limit: float,
     memory_limit_mb: int = 8192,
+    training_time_limit: float = TRAINING_LIMITS[0],
+    training_memory_limit_mb: int = TRAINING_LIMITS[1],
     jobs: int = 1,
     backend: str = "local",
 ) -> dict:
@@ -592,6 +665,10 @@ def run(
         raise InputError("--time_limit", f"must be a positive number of seconds, not {time_limit}")
     if memory_limit_mb < 1:
         raise InputError("--memory_limit_mb", f"must be positive, not {memory_limit_mb}")
+    if not training_time_limit > 0 or not math.isfinite(training_time_limit):
+        raise InputError("--training_time_limit", f"must be a positive number of seconds, not {training_time_limit}")
+    if training_memory_limit_mb < 1:
+        raise InputError("--training_memory_limit_mb", f"must be positive, not {training_memory_limit_mb}")
     if jobs < 1:
         raise InputError("--jobs", f"must be at least 1, not {jobs}")
     if backend not in ("local", "ray"):
@@ -607,7 +684,10 @@ def run(
 
         distributed.init()
     with exclusive_lock(workdir, "a benchmark run"), _sigterm_interrupts():
-        return _run_locked(root.resolve(), workdir.resolve(), selected, chosen, references, limits, jobs, backend)
+        training_limits = Limits(float(training_time_limit), int(training_memory_limit_mb))
+        return _run_locked(
+            root.resolve(), workdir.resolve(), selected, chosen, references, limits, training_limits, jobs, backend
+        )
 
 
 @contextlib.contextmanager
@@ -638,6 +718,7 @@ def _run_locked(
     planners: list[Planner],
     references: dict[str, float],
     limits: Limits,
+    training_limits: Limits,
     jobs: int,
     backend: str,
 ) -> dict:
@@ -663,11 +744,12 @@ def _run_locked(
             run_dirs: dict[str, str] = {}
             untrained: dict[str, str] = {}
             for planner in (p for p in planners if p.config is not None):
-                try:  # before any test problem of the domain is read
-                    run_dirs[planner.name] = str(train_planner(planner, root, domain, workdir))
-                except InputError as e:
-                    logging.error("%s cannot be trained for %s: %s", planner.name, domain, e)
-                    untrained[planner.name] = f"training failed: {e}"
+                run_dir, failure = train_in_child(planner, root, domain, workdir, training_limits)  # before any
+                if run_dir is None:  # test problem of the domain is read
+                    logging.error("%s cannot be trained for %s: %s", planner.name, domain, failure)
+                    untrained[planner.name] = f"training failed: {failure}"
+                else:
+                    run_dirs[planner.name] = str(run_dir)
             calls = {}
             for problem in (q for q in selected if q.domain == domain):
                 for planner in planners:
@@ -750,7 +832,9 @@ def write_tables(workdir: pathlib.Path, records: list[dict], references: dict[st
     writer.writeheader()
     writer.writerows(rows)
     write_text(workdir / "results.csv", buffer.getvalue())
-    write_text(workdir / "coverage.md", coverage_table(rows, planners))
+    domains = dict.fromkeys(r["domain"] for r in rows)
+    trainings = {(p, d): read_own_json(workdir / p / d / TRAINING_FILE) for p in planners for d in domains}
+    write_text(workdir / "coverage.md", coverage_table(rows, planners, trainings))
     source = "reference_costs.json of the benchmark" if references else "the best cost found in this run"
     write_text(workdir / "quality.md", quality_table(rows, planners, source))
     cumulative_plot(rows, planners, workdir / "cumulative.png")
@@ -766,8 +850,9 @@ def _table(header: Sequence[str], body: Iterable[Sequence[object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def coverage_table(rows: list[dict], planners: Sequence[str]) -> str:
-    """Problems solved / attempted, planners x domains: overall, then one table per level."""
+def coverage_table(rows: list[dict], planners: Sequence[str], trainings: dict[tuple[str, str], dict | None]) -> str:
+    """Problems solved / attempted, planners x domains: overall, then one table per level; then the outcomes, and
+    what each training of ours took (`trainings`: by (planner, domain), the training.json or None)."""
     domains = list(dict.fromkeys(r["domain"] for r in rows))
     levels = list(dict.fromkeys(r["level"] for r in rows))
 
@@ -784,6 +869,12 @@ def coverage_table(rows: list[dict], planners: Sequence[str]) -> str:
         parts.append(f"{title}\n\n" + _table(["planner", *domains, "total"], body))
     outcomes = [[p, *(sum(r["outcome"] == o for r in rows if r["planner"] == p) for o in OUTCOMES)] for p in planners]
     parts.append("## Outcomes\n\n" + _table(["planner", *OUTCOMES], outcomes))
+    trained = [(p, d, t) for (p, d), t in trainings.items() if isinstance(t, dict)]
+    if trained:
+        body = [[p, d, f"{t.get('seconds', 0):.0f}", f"{t.get('peak_mb', 0):.0f}"] for p, d, t in trained]
+        parts.append(
+            "## Training (last run, wall clock)\n\n" + _table(["planner", "domain", "seconds", "peak MiB"], body)
+        )
     return "\n".join(parts)
 
 
@@ -855,9 +946,11 @@ def _end_with_parent() -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-if __name__ == "__main__":  # the child processes: our planner on one problem, or the re-check of one plan
+if __name__ == "__main__":  # the child processes: training, our planner on one problem, or the re-check of one plan
     _end_with_parent()
-    if sys.argv[1] == "--check":
+    if sys.argv[1] == "--train":
+        train_in_this_process(sys.argv[2])
+    elif sys.argv[1] == "--check":
         check_in_this_process(sys.argv[2])
     else:
         plan_in_this_process(sys.argv[1])

@@ -2,6 +2,7 @@
 (a tiny config) side by side, plans re-checked, tables written, resumed per problem, limits and bad input."""
 
 import csv
+import json
 import os
 import pathlib
 import shutil
@@ -80,6 +81,9 @@ def test_results_and_plans(bench):
     assert coverage["lama_first"] == "4/5"
     assert {r["outcome"] for r in rows if r["level"] == "broken"} == {"error"}  # the batch went on
     assert (workdir / "tiny" / "blocks" / "run" / "config.json").is_file()  # trained once, for the domain
+    training = json.loads((workdir / "tiny" / "blocks" / ipc.TRAINING_FILE).read_text())
+    assert training["seconds"] > 0 and training["peak_mb"] > 0
+    assert (workdir / "tiny" / "blocks" / ipc.TRAINING_LOG).stat().st_size > 0
     for row in rows:
         assert row["outcome"] in ipc.OUTCOMES
         assert row["level"] == "broken" or float(row["peak_mb"]) > 0
@@ -95,6 +99,7 @@ def test_results_and_plans(bench):
             assert float(row["reference_cost"]) <= len(plan)  # best cost of the run: no reference_costs.json
     coverage_md, quality_md = (workdir / "coverage.md").read_text(), (workdir / "quality.md").read_text()
     assert "| lama_first | 4/5 | 4/5 |" in coverage_md and "## Coverage, hard" in coverage_md
+    assert f"| tiny | blocks | {training['seconds']:.0f} |" in coverage_md
     assert "best cost found in this run" in quality_md and "| lama_first |" in quality_md
     assert (workdir / "cumulative.png").read_bytes()[:4] == b"\x89PNG"
 
@@ -134,6 +139,24 @@ def test_limits(bench, tmp_path):
         assert record["seconds"] < 10 and not (tmp_path / "p01.plan").exists()
 
 
+def test_a_training_over_its_limit_fails_its_domain_only(bench, tmp_path):
+    root, config, _, _ = bench
+    workdir = tmp_path / "work"
+    coverage = ipc.run(
+        root,
+        workdir,
+        levels=["easy"],
+        problems="p01",
+        planners=["lama_first", str(config)],
+        time_limit=60,
+        training_memory_limit_mb=1,
+    )
+    assert coverage == {"lama_first": "1/1", "tiny": "0/1"}  # the baseline still planned
+    (record,) = [r for r in ipc.read_records(workdir / ipc.RECORDS_FILE) if r["planner"] == "tiny"]
+    assert (record["outcome"], record["message"]) == ("error", "training failed: killed above 1 MiB resident")
+    assert not (workdir / "tiny" / "blocks" / "run" / "config.json").exists()
+
+
 def test_a_plan_val_rejects_is_invalid(bench, tmp_path, monkeypatch):
     root = bench[0]
     validate = tmp_path / "bin" / "Validate"
@@ -158,6 +181,8 @@ def test_a_plan_val_rejects_is_invalid(bench, tmp_path, monkeypatch):
         (dict(levels=["medium"]), "no level 'medium'"),
         (dict(planners=["astar"]), "--planners"),
         (dict(time_limit=0), "--time_limit"),
+        (dict(training_time_limit=-1), "--training_time_limit"),
+        (dict(training_memory_limit_mb=0), "--training_memory_limit_mb"),
     ],
 )
 def test_bad_input_is_refused_before_work(bench, tmp_path, arguments, message):

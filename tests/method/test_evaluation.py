@@ -16,6 +16,7 @@ import pytest
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import exclusive_lock
 from statecentric_jax.errors import InputError
+from statecentric_jax.experiments import distributed
 from statecentric_jax.learning import value
 from statecentric_jax.method import aggregation
 from statecentric_jax.method.evaluation import NOT_READ_BY_DECODING, evaluate, run_fingerprint
@@ -84,6 +85,28 @@ def test_ray_backend_without_ray_says_to_install_the_extra(tiny_run_copy):
         cwd=REPO,
     )
     one_error_line(proc, "error: --backend=ray: Ray is not installed; install the ray extra: pip install -e '.[ray]'")
+
+
+def test_jobs_deal_the_problems_into_processes_with_the_same_plans(tiny_run_copy, reference):
+    proc = launch("evaluate.py", f"--workdir={tiny_run_copy}", "--jobs=2")
+    assert proc.returncode == 0, proc.stderr
+    assert stable(tiny_run_copy) == stable(reference[0])
+    assert json.loads((tiny_run_copy / "eval" / SPLIT / "summary.json").read_text())["shards"] == 2
+    assert len(lines_of(tiny_run_copy)) == reference[1]["problems"]
+
+
+def _double_or_die(x: int) -> int:
+    if x < 0:
+        os._exit(3)  # as a process killed for memory: no answer
+    return 2 * x
+
+
+def test_a_process_that_dies_is_its_own_error():
+    done = {}
+    distributed.run_in_processes(
+        _double_or_die, {"a": (1,), "b": (-1,), "c": (2,)}, lambda *r: done.update({r[0]: r[1:]})
+    )
+    assert done == {"a": (2, None), "b": (None, "its process ended with exit code 3"), "c": (4, None)}
 
 
 # writes that fail: one line naming the file; a rerun after freeing space recovers
