@@ -10,9 +10,12 @@ the goals per (predicate, set of sequences). Its vocabulary, those of the traini
 grow with the problem; the counts grow with the number of goals, as a cost-to-go should. φ(g) is
 zero: in the goal, every goal atom holds.
 
-In a search each state is embedded with its parent named (`Encoder.embed`), and its paths are
-derived from the parent's (`derived_goal_paths`): only the goals near the atoms that changed are
-walked again, with the same result.
+The walks are met halfway: those of up to `length // 2` edges from the last object, and of the
+rest to the first, joined where they meet; each half is walked once per object in a state (goals
+share objects). In a search each state is embedded with its parent named (`Encoder.embed`), and its
+paths are derived from the parent's (`derived_goal_paths`): its graph is the parent's with the
+changed atoms' edges patched in, only the goals near those atoms are walked again, and only the
+halves that the change can reach; the result is the same.
 
 On disk: one JSON file with `length` and the vocabulary, each entry a predicate and its sorted
 label sequences (`GoalPathEncoder.load`).
@@ -64,9 +67,6 @@ def _edges(atoms: frozenset[str]) -> Edges:
     return edges
 
 
-_static_edges = functools.lru_cache(maxsize=64)(_edges)  # a task's static atoms join every state's graph
-
-
 @functools.lru_cache(maxsize=1 << 16)
 def _ends(goal: str) -> tuple[str, str | None, str | None]:
     """A goal atom's predicate, first and last object (None without arguments)."""
@@ -92,19 +92,18 @@ def _changed_edges(edges: Edges, removed: frozenset[str], added: frozenset[str])
     return changed
 
 
-def _layers(graphs: tuple[Edges, Edges], end: str, depth: int, backward: bool) -> Layers:
+def _layers(edges: Edges, end: str, depth: int, backward: bool) -> Layers:
     """For k = 0..depth, every object with the label sequences of the walks of k edges from `end` to it
-    (backward: from it to `end`), in either graph."""
+    (backward: from it to `end`)."""
     layers: Layers = [{end: {()}}]
     for _ in range(depth):
         step: dict[str, set[Walk]] = collections.defaultdict(set)
         for node, walks in layers[-1].items():
-            for edges in graphs:
-                for label, neighbour, back in edges.get(node, ()):
-                    if backward:
-                        step[neighbour].update((back, *walk) for walk in walks)
-                    else:
-                        step[neighbour].update((*walk, label) for walk in walks)
+            for label, neighbour, back in edges.get(node, ()):
+                if backward:
+                    step[neighbour].update((back, *walk) for walk in walks)
+                else:
+                    step[neighbour].update((*walk, label) for walk in walks)
         layers.append(step)
     return layers
 
@@ -129,24 +128,24 @@ class Walks(NamedTuple):
     behind: dict[str, Layers]  # to each goal's first object, the other length - length // 2 edges
 
     @classmethod
-    def of(cls, state: frozenset[str]) -> Walks:
-        """The state's graph, no walks taken yet."""
-        return cls(_edges(state), {}, {})
+    def of(cls, task: Task, state: frozenset[str]) -> Walks:
+        """The graph of the state and the task's static atoms, no walks taken yet."""
+        return cls(_edges(task.static | state), {}, {})
 
 
-def _of_goals(static: Edges, walks: Walks, goals: Sequence[str], length: int) -> dict[str, GoalPath]:
+def _of_goals(walks: Walks, goals: Sequence[str], length: int) -> dict[str, GoalPath]:
     """(predicate, label sequences from the last object to the first) of each of `goals`: walks met halfway,
     each half walked once per object (goals share objects) and kept in `walks`."""
-    graphs, ahead, behind = (static, walks.edges), walks.ahead, walks.behind
+    edges, ahead, behind = walks
     paths = {}
     for goal in goals:
         predicate, first, last = _ends(goal)
         found: set[Walk] = set()
         if first is not None and last is not None:
             if last not in ahead:
-                ahead[last] = _layers(graphs, last, length // 2, backward=False)
+                ahead[last] = _layers(edges, last, length // 2, backward=False)
             if first not in behind:
-                behind[first] = _layers(graphs, first, length - length // 2, backward=True)
+                behind[first] = _layers(edges, first, length - length // 2, backward=True)
             found = _joined(ahead[last], behind[first], length)
         paths[goal] = (predicate, tuple(sorted(found)))
     return paths
@@ -157,8 +156,8 @@ def goal_paths_of_each(
 ) -> dict[str, GoalPath]:
     """The goal path of each goal atom not in `state`; `walks`, if given, with the state's graph (`_edges`),
     keeps the walks taken."""
-    walks = Walks.of(state) if walks is None else walks
-    return _of_goals(_static_edges(task.static), walks, sorted(task.fluent_goal - state), length)
+    walks = Walks.of(task, state) if walks is None else walks
+    return _of_goals(walks, sorted(task.fluent_goal - state), length)
 
 
 def goal_paths(task: Task, state: frozenset[str], length: int) -> collections.Counter[GoalPath]:
@@ -166,12 +165,12 @@ def goal_paths(task: Task, state: frozenset[str], length: int) -> collections.Co
     return collections.Counter(goal_paths_of_each(task, state, length).values())
 
 
-def _distances(graphs: tuple[Edges, Edges], sources: set[str], depth: int) -> dict[str, int]:
+def _distances(edges: Edges, sources: set[str], depth: int) -> dict[str, int]:
     """Each object within `depth` edges of any of `sources`, with its distance in edges."""
     distance = dict.fromkeys(sources, 0)
     frontier = set(sources)
     for step in range(1, depth + 1):
-        frontier = {n for node in frontier for edges in graphs for _, n, _ in edges.get(node, ()) if n not in distance}
+        frontier = {n for node in frontier for _, n, _ in edges.get(node, ()) if n not in distance}
         distance.update(dict.fromkeys(frontier, step))
     return distance
 
@@ -195,10 +194,10 @@ def derived_goal_paths(
     d edges from an object at least d edges away from every changed atom's object are the parent's."""
     removed, added = parent - state, state - parent
     if parent_walks is None:
-        parent_walks = Walks.of(parent)
-    static, edges = _static_edges(task.static), _changed_edges(parent_walks.edges, removed, added)
+        parent_walks = Walks.of(task, parent)
+    edges = _changed_edges(parent_walks.edges, removed, added)
     changed = {obj for atoms in (removed, added) for atom in atoms for obj in atom_arguments(atom)}
-    distance = _distances((static, edges), changed, length - 1)
+    distance = _distances(edges, changed, length - 1)
     kept, redo = {}, []
     for goal in sorted(task.fluent_goal - state):
         _, first, last = _ends(goal)
@@ -218,7 +217,7 @@ def derived_goal_paths(
             reused.ahead[last] = parent_walks.ahead[last]
         if first in parent_walks.behind and distance.get(first, length) >= length - length // 2:
             reused.behind[first] = parent_walks.behind[first]
-    return kept | _of_goals(static, reused, redo, length)
+    return kept | _of_goals(reused, redo, length)
 
 
 class GoalPathEncoder(Encoder):
@@ -260,7 +259,7 @@ class GoalPathEncoder(Encoder):
                 paths = goal_paths_of_each(task, state, self.length)
             else:
                 if (id(task), parent) not in of_parent:
-                    walks = Walks.of(parent)
+                    walks = Walks.of(task, parent)
                     of_parent[(id(task), parent)] = walks, goal_paths_of_each(task, parent, self.length, walks)
                 walks, parent_paths = of_parent[(id(task), parent)]
                 paths = derived_goal_paths(task, parent, parent_paths, state, self.length, walks)

@@ -107,7 +107,7 @@ def test_derived_from_the_parent_they_are_the_paths_computed_afresh(tmp_path, do
         for parent, child in pairs:
             derived = derived_goal_paths(task, parent, goal_paths_of_each(task, parent, length), child, length)
             assert derived == goal_paths_of_each(task, child, length)
-            walks = Walks.of(parent)  # the parent's walks, reused where the change is far
+            walks = Walks.of(task, parent)  # the parent's walks, reused where the change is far
             parent_paths = goal_paths_of_each(task, parent, length, walks)
             assert derived_goal_paths(task, parent, parent_paths, child, length, walks) == derived
     paths = GoalPathEncoder.fit(domain, [(task, [child for _, child in pairs])], length=4)
