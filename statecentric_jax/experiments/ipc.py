@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import ml_collections
 import psutil
-from absl import logging
+from absl import flags, logging
 
 from statecentric_jax.atomic import exclusive_lock, open_for_append, read_own_json, replace_atomically, write_text
 from statecentric_jax.errors import InputError
@@ -538,6 +538,8 @@ def train_in_child(
 
 def train_in_this_process(request_file: str) -> None:
     """The child of `train_in_child`: writes {"run": path} or {"error": the one-line reason}."""
+    flags.FLAGS.mark_as_parsed()  # no flags here; absl then logs without a warning, in the launcher's format
+    logging.use_absl_handler()
     logging.set_verbosity(logging.INFO)
     request = json.loads(pathlib.Path(request_file).read_text(encoding="utf-8"))
     planner = resolve_planners([request["planner"]])[0]
