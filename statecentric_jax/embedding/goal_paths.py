@@ -195,7 +195,7 @@ def derived_goal_paths(
     removed, added = parent - state, state - parent
     if parent_walks is None:
         parent_walks = Walks.of(task, parent)
-    edges = _changed_edges(parent_walks.edges, removed, added)
+    edges = _changed_edges(parent_walks.edges, removed - task.static, added)  # static atoms stay, named or not
     changed = {obj for atoms in (removed, added) for atom in atoms for obj in atom_arguments(atom)}
     distance = _distances(edges, changed, length - 1)
     kept, redo = {}, []

@@ -110,6 +110,10 @@ def test_derived_from_the_parent_they_are_the_paths_computed_afresh(tmp_path, do
             walks = Walks.of(task, parent)  # the parent's walks, reused where the change is far
             parent_paths = goal_paths_of_each(task, parent, length, walks)
             assert derived_goal_paths(task, parent, parent_paths, child, length, walks) == derived
+            named = parent | task.static  # a parent that names the static atoms too: they stay in the graph
+            walks = Walks.of(task, named)
+            parent_paths = goal_paths_of_each(task, named, length, walks)
+            assert derived_goal_paths(task, named, parent_paths, child, length, walks) == derived
     paths = GoalPathEncoder.fit(domain, [(task, [child for _, child in pairs])], length=4)
     pairs_of_task = [(task, child) for _, child in pairs]
     with_parents = paths.embed(pairs_of_task, [parent for parent, _ in pairs])
