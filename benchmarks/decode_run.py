@@ -8,12 +8,16 @@
 `benchmarks.generalization` trains and aggregates the models it decodes with, so two commits may
 not decode with the same model; this one only loads `--run`, so it times two commits (one of them a
 worktree on PYTHONPATH) on the very same model. Each row: problems solved, decoding seconds, the
-ratio to the paper's beam, where the time went (`DecodeStats`; the model in a thread of its own),
-and the sha256 of the plans (the same plans, the same digest). It never decodes a test split.
+ratio to the paper's beam, the CPU seconds of this process (a loaded machine changes them less),
+nodes expanded, the mean plan length of the solved problems, where the time went (`DecodeStats`;
+the model in a thread of its own), and the sha256 of the plans (the same plans, the same digest).
+It never decodes a test split.
 """
 
 from __future__ import annotations
 
+import statistics
+import time
 from collections.abc import Sequence
 
 from absl import flags
@@ -22,7 +26,7 @@ from benchmarks.common import decode_split, load_line, plans_digest, print_heade
 from statecentric_jax.cli import run_main
 from statecentric_jax.learning.ensemble import load_run
 from statecentric_jax.method.evaluation import cost_to_go_for
-from statecentric_jax.search.base import STRATEGIES, decode_config
+from statecentric_jax.search.base import EXPLORATIONS, STRATEGIES, decode_config
 from statecentric_jax.search.expander import DecodeStats
 
 _RUN = flags.DEFINE_string("run", None, "A trained run (launch/train.py --workdir).", required=True)
@@ -34,6 +38,7 @@ _BUDGET = flags.DEFINE_integer("budget", None, "decode.budget (default: the run'
 _PATH_WEIGHT = flags.DEFINE_float("path_weight", None, "decode.path_weight (default: the run's).")
 _VALUE_WEIGHT = flags.DEFINE_float("value_weight", None, "decode.value_weight (default: the run's).")
 _GOAL_AGENDA = flags.DEFINE_integer("goal_agenda", None, "decode.goal_agenda (default: the run's).")
+_EXPLORATION = flags.DEFINE_enum("exploration", None, list(EXPLORATIONS), "decode.exploration (default: the run's).")
 
 
 def main(argv: Sequence[str]) -> None:
@@ -47,23 +52,37 @@ def main(argv: Sequence[str]) -> None:
         "path_weight": _PATH_WEIGHT.value,
         "value_weight": _VALUE_WEIGHT.value,
         "goal_agenda": _GOAL_AGENDA.value,
+        "exploration": _EXPLORATION.value,
     }
-    print_header(["setting", "solved", "decode s", "vs beam", "model, successors, embedding, distances s", "plans"])
+    columns = ["setting", "solved", "decode s", "vs beam", "CPU s", "expanded", "mean plan length (solved)"]
+    print_header([*columns, "model, successors, embedding, distances s", "plans"])
     beam_seconds = None
     for name, settings in (
         ("beam (paper)", decode_config(run.config, strategy="beam")),
         ("the run with the flags", decode_config(run.config, **overrides)),
     ):
         stats = DecodeStats()
+        cpu_start = time.process_time()
         results, seconds = decode_split(
             run, _PDDL_ROOT.value, domain, _SPLIT.value, settings, cost_to_go_for(run, settings), stats
         )
+        cpu_seconds = time.process_time() - cpu_start
         beam_seconds = beam_seconds or seconds
         where = f"{stats.model:.1f}, {stats.successors:.1f}, {stats.embedding:.1f}, {stats.distances:.1f}"
-        solved = f"{sum(r.solved for r in results)}/{len(results)}"
-        print(
-            f"| {name} | {solved} | {seconds:.1f} | {seconds / beam_seconds:.1f}x | {where} | {plans_digest(results)} |"
-        )
+        solved = [len(r.plan) for r in results if r.solved]
+        length = f"{statistics.mean(solved):.1f}" if solved else "-"
+        cells = [
+            name,
+            f"{len(solved)}/{len(results)}",
+            f"{seconds:.1f}",
+            f"{seconds / beam_seconds:.1f}x",
+            f"{cpu_seconds:.1f}",
+            f"{sum(r.expanded for r in results):,}",
+            length,
+            where,
+            plans_digest(results),
+        ]
+        print(f"| {' | '.join(cells)} |")
     print(load_line())
 
 

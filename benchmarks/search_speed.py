@@ -310,6 +310,7 @@ def main(argv: Sequence[str]) -> None:
         if planner in _PLANNERS.value:
             records += [fast_downward_row(planner, domain_file, problem) for _, domain_file, problem in problems]
     jsonl = pathlib.Path(_WORKDIR.value) / "results.jsonl"
+    jsonl.parent.mkdir(parents=True, exist_ok=True)  # --problems writes nothing else there
     with jsonl.open("a") as f:
         for record in records:
             f.write(json.dumps({"command": " ".join(sys.argv), **record}) + "\n")

@@ -10,9 +10,12 @@ the goals per (predicate, set of sequences). Its vocabulary, those of the traini
 grow with the problem; the counts grow with the number of goals, as a cost-to-go should. φ(g) is
 zero: in the goal, every goal atom holds.
 
-In a search each state is embedded with its parent named (`Encoder.embed`), and its paths are
-derived from the parent's (`derived_goal_paths`): only the goals near the atoms that changed are
-walked again, with the same result.
+The walks are met halfway: those of up to `length // 2` edges from the last object, and of the
+rest to the first, joined where they meet; each half is walked once per object in a state (goals
+share objects). In a search each state is embedded with its parent named (`Encoder.embed`), and its
+paths are derived from the parent's (`derived_goal_paths`): its graph is the parent's with the
+changed atoms' edges patched in, only the goals near those atoms are walked again, and only the
+halves that the change can reach; the result is the same.
 
 On disk: one JSON file with `length` and the vocabulary, each entry a predicate and its sorted
 label sequences (`GoalPathEncoder.load`).
@@ -26,6 +29,7 @@ import json
 import os
 import pathlib
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,72 +41,123 @@ from statecentric_jax.planning.tasks import Task, atom_arguments, atom_predicate
 Label = str
 Walk = tuple[Label, ...]  # the edge labels along one walk
 GoalPath = tuple[str, tuple[Walk, ...]]  # (goal predicate, its sorted label sequences)
-Edges = dict[str, list[tuple[Label, str]]]  # each object's labelled neighbours
+Edges = dict[str, list[tuple[Label, str, Label]]]  # each object's neighbours: (label, neighbour, label back)
+Layers = list[dict[str, set[Walk]]]  # per number of edges k: the nodes k edges from an end, with the walks' labels
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _atom_edges(atom: str) -> tuple[tuple[str, Label, str], ...]:
-    """One edge per pair of the atom's arguments, both directions (atoms recur across states: cached)."""
+def _atom_edges(atom: str) -> tuple[tuple[str, Label, str, Label], ...]:
+    """One edge per pair of the atom's arguments, both directions, each with the label of the other
+    (atoms recur across states: cached)."""
     name, args = atom_predicate(atom), atom_arguments(atom)
-    return tuple(
-        edge
-        for i in range(len(args))
-        for j in range(i + 1, len(args))
-        for edge in ((args[i], f"{name}:{i}>{j}", args[j]), (args[j], f"{name}:{j}>{i}", args[i]))
-    )
+    edges = []
+    for i in range(len(args)):
+        for j in range(i + 1, len(args)):
+            there, back = f"{name}:{i}>{j}", f"{name}:{j}>{i}"
+            edges += [(args[i], there, args[j], back), (args[j], back, args[i], there)]
+    return tuple(edges)
 
 
 def _edges(atoms: frozenset[str]) -> Edges:
     """The object graph of `atoms`."""
     edges: Edges = collections.defaultdict(list)
     for atom in atoms:
-        for source, label, target in _atom_edges(atom):
-            edges[source].append((label, target))
+        for source, label, target, back in _atom_edges(atom):
+            edges[source].append((label, target, back))
     return edges
 
 
-_static_edges = functools.lru_cache(maxsize=64)(_edges)  # a task's static atoms join every state's graph
+@functools.lru_cache(maxsize=1 << 16)
+def _ends(goal: str) -> tuple[str, str | None, str | None]:
+    """A goal atom's predicate, first and last object (None without arguments)."""
+    args = atom_arguments(goal)
+    return atom_predicate(goal), args[0] if args else None, args[-1] if args else None
 
 
-def _sequences(graphs: tuple[Edges, Edges], source: str, length: int, targets: set[str]) -> dict[str, set[Walk]]:
-    """The label sequences of the walks of at most `length` edges of either graph from `source` to each of
-    `targets`. A walk is dropped as soon as no target lies within the edges it has left (edges go both ways,
-    so that is a distance from the targets): the same sequences, without walking a grid's every corner."""
-    distance = _distances(graphs, targets, length)
-    reached: dict[str, set[Walk]] = collections.defaultdict(set)
-    frontier: dict[str, set[Walk]] = {source: {()}}
-    for left in range(length - 1, -1, -1):  # edges left after this one
+def _changed_edges(edges: Edges, removed: frozenset[str], added: frozenset[str]) -> Edges:
+    """The object graph of a state from `edges`, that of a state it differs from by the given atoms: only the
+    objects these atoms join get new neighbour lists (whose order differs; walks are read as sets)."""
+    changed = dict(edges)
+    copied: set[str] = set()
+    for atoms, came in ((removed, False), (added, True)):
+        for atom in atoms:
+            for source, label, target, back in _atom_edges(atom):
+                if source not in copied:
+                    changed[source] = list(changed.get(source, ()))
+                    copied.add(source)
+                if came:
+                    changed[source].append((label, target, back))
+                else:
+                    changed[source].remove((label, target, back))  # one occurrence: atoms may share an edge
+    return changed
+
+
+def _layers(edges: Edges, end: str, depth: int, backward: bool) -> Layers:
+    """For k = 0..depth, every object with the label sequences of the walks of k edges from `end` to it
+    (backward: from it to `end`)."""
+    layers: Layers = [{end: {()}}]
+    for _ in range(depth):
         step: dict[str, set[Walk]] = collections.defaultdict(set)
-        for node, sequences in frontier.items():
-            for edges in graphs:
-                for label, neighbour in edges.get(node, ()):
-                    if distance.get(neighbour, length + 1) <= left:
-                        step[neighbour].update((*sequence, label) for sequence in sequences)
-        for node in targets & step.keys():
-            reached[node] |= step[node]
-        frontier = step
-    return reached
+        for node, walks in layers[-1].items():
+            for label, neighbour, back in edges.get(node, ()):
+                if backward:
+                    step[neighbour].update((back, *walk) for walk in walks)
+                else:
+                    step[neighbour].update((*walk, label) for walk in walks)
+        layers.append(step)
+    return layers
 
 
-def _of_goals(graphs: tuple[Edges, Edges], goals: Sequence[str], length: int) -> dict[str, GoalPath]:
-    """(predicate, label sequences from the last object to the first) of each of `goals`."""
-    targets: dict[str, set[str]] = collections.defaultdict(set)  # goals that share a last object share its walk
-    for goal in goals:
-        args = atom_arguments(goal)
-        if args:
-            targets[args[-1]].add(args[0])
-    from_source = {source: _sequences(graphs, source, length, ends) for source, ends in targets.items()}
+def _joined(ahead: Layers, behind: Layers, length: int) -> set[Walk]:
+    """The label sequences of the walks of 1..`length` edges from the end of `ahead` to that of `behind`: a walk
+    of n edges is its first n // 2 edges (in `ahead`) and the rest (in `behind`), which meet at one object."""
+    found: set[Walk] = set()
+    for n in range(1, length + 1):
+        first, rest = ahead[n // 2], behind[n - n // 2]
+        for node in first.keys() & rest.keys():
+            found.update(head + tail for head in first[node] for tail in rest[node])
+    return found
+
+
+class Walks(NamedTuple):
+    """A state's object graph, and the walks' halves taken in it from goals' objects (`_of_goals`): a state
+    derived from it reuses those that its change cannot reach."""
+
+    edges: Edges
+    ahead: dict[str, Layers]  # from each goal's last object, length // 2 edges
+    behind: dict[str, Layers]  # to each goal's first object, the other length - length // 2 edges
+
+    @classmethod
+    def of(cls, task: Task, state: frozenset[str]) -> Walks:
+        """The graph of the state and the task's static atoms, no walks taken yet."""
+        return cls(_edges(task.static | state), {}, {})
+
+
+def _of_goals(walks: Walks, goals: Sequence[str], length: int) -> dict[str, GoalPath]:
+    """(predicate, label sequences from the last object to the first) of each of `goals`: walks met halfway,
+    each half walked once per object (goals share objects) and kept in `walks`."""
+    edges, ahead, behind = walks
     paths = {}
     for goal in goals:
-        args = atom_arguments(goal)
-        found = from_source[args[-1]].get(args[0], set()) if args else set()
-        paths[goal] = (atom_predicate(goal), tuple(sorted(found)))
+        predicate, first, last = _ends(goal)
+        found: set[Walk] = set()
+        if first is not None and last is not None:
+            if last not in ahead:
+                ahead[last] = _layers(edges, last, length // 2, backward=False)
+            if first not in behind:
+                behind[first] = _layers(edges, first, length - length // 2, backward=True)
+            found = _joined(ahead[last], behind[first], length)
+        paths[goal] = (predicate, tuple(sorted(found)))
     return paths
 
 
-def goal_paths_of_each(task: Task, state: frozenset[str], length: int) -> dict[str, GoalPath]:
-    """The goal path of each goal atom not in `state`."""
-    return _of_goals((_static_edges(task.static), _edges(state)), sorted(task.fluent_goal - state), length)
+def goal_paths_of_each(
+    task: Task, state: frozenset[str], length: int, walks: Walks | None = None
+) -> dict[str, GoalPath]:
+    """The goal path of each goal atom not in `state`; `walks`, if given, with the state's graph (`_edges`),
+    keeps the walks taken."""
+    walks = Walks.of(task, state) if walks is None else walks
+    return _of_goals(walks, sorted(task.fluent_goal - state), length)
 
 
 def goal_paths(task: Task, state: frozenset[str], length: int) -> collections.Counter[GoalPath]:
@@ -110,38 +165,59 @@ def goal_paths(task: Task, state: frozenset[str], length: int) -> collections.Co
     return collections.Counter(goal_paths_of_each(task, state, length).values())
 
 
-def _distances(graphs: tuple[Edges, Edges], sources: set[str], depth: int) -> dict[str, int]:
+def _distances(edges: Edges, sources: set[str], depth: int) -> dict[str, int]:
     """Each object within `depth` edges of any of `sources`, with its distance in edges."""
     distance = dict.fromkeys(sources, 0)
     frontier = set(sources)
     for step in range(1, depth + 1):
-        frontier = {n for node in frontier for edges in graphs for _, n in edges.get(node, ()) if n not in distance}
+        frontier = {n for node in frontier for _, n, _ in edges.get(node, ()) if n not in distance}
         distance.update(dict.fromkeys(frontier, step))
     return distance
 
 
 def derived_goal_paths(
-    task: Task, parent: frozenset[str], parent_paths: dict[str, GoalPath], state: frozenset[str], length: int
+    task: Task,
+    parent: frozenset[str],
+    parent_paths: dict[str, GoalPath],
+    state: frozenset[str],
+    length: int,
+    parent_walks: Walks | None = None,
 ) -> dict[str, GoalPath]:
-    """`goal_paths_of_each(task, state, length)`, from those of a `parent` state it differs from in a few atoms.
+    """`goal_paths_of_each(task, state, length)`, from those of a `parent` state it differs from in a few atoms
+    (and from the walks taken for them, if given: `goal_paths_of_each(task, parent, length, parent_walks)`).
 
     A walk of at most `length` edges that the change adds or removes has a first and a last changed
     edge, and its parts before the first and after the last are in both graphs: so its two ends lie
     within `length - 1` edges of changed atoms' objects in the state's graph, together. A goal whose
     objects lie farther keeps the parent's paths; in Logistics that is every goal but those of the
-    packages and locations in the one or two cities an action touches."""
-    static, edges = _static_edges(task.static), _edges(state)
-    changed = {obj for atom in parent ^ state for obj in atom_arguments(atom)}
-    distance = _distances((static, edges), changed, length - 1)
+    packages and locations in the one or two cities an action touches. Likewise the walks of at most
+    d edges from an object at least d edges away from every changed atom's object are the parent's."""
+    removed, added = parent - state, state - parent
+    if parent_walks is None:
+        parent_walks = Walks.of(task, parent)
+    edges = _changed_edges(parent_walks.edges, removed - task.static, added)  # static atoms stay, named or not
+    changed = {obj for atoms in (removed, added) for atom in atoms for obj in atom_arguments(atom)}
+    distance = _distances(edges, changed, length - 1)
     kept, redo = {}, []
     for goal in sorted(task.fluent_goal - state):
-        args = atom_arguments(goal)
-        near = bool(args) and distance.get(args[-1], length) + distance.get(args[0], length) <= length - 1
+        _, first, last = _ends(goal)
+        near = (
+            first is not None
+            and last is not None
+            and distance.get(last, length) + distance.get(first, length) <= length - 1
+        )
         if goal in parent_paths and not near:
             kept[goal] = parent_paths[goal]
         else:
             redo.append(goal)
-    return kept | _of_goals((static, edges), redo, length)
+    reused = Walks(edges, {}, {})
+    for goal in redo:
+        _, first, last = _ends(goal)
+        if last in parent_walks.ahead and distance.get(last, length) >= length // 2:
+            reused.ahead[last] = parent_walks.ahead[last]
+        if first in parent_walks.behind and distance.get(first, length) >= length - length // 2:
+            reused.behind[first] = parent_walks.behind[first]
+    return kept | _of_goals(reused, redo, length)
 
 
 class GoalPathEncoder(Encoder):
@@ -175,7 +251,7 @@ class GoalPathEncoder(Encoder):
     ) -> tuple[np.ndarray, float]:
         out = np.zeros((len(pairs), self.dim), np.float32)
         unseen = total = 0
-        of_parent: dict[tuple[int, frozenset[str]], dict[str, GoalPath]] = {}  # siblings share their parent's
+        of_parent: dict[tuple[int, frozenset[str]], tuple[Walks, dict[str, GoalPath]]] = {}  # siblings share it
         for row, (task, state) in enumerate(pairs):
             self._check_task(task)
             parent = parents[row] if parents is not None else None
@@ -183,8 +259,10 @@ class GoalPathEncoder(Encoder):
                 paths = goal_paths_of_each(task, state, self.length)
             else:
                 if (id(task), parent) not in of_parent:
-                    of_parent[(id(task), parent)] = goal_paths_of_each(task, parent, self.length)
-                paths = derived_goal_paths(task, parent, of_parent[(id(task), parent)], state, self.length)
+                    walks = Walks.of(task, parent)
+                    of_parent[(id(task), parent)] = walks, goal_paths_of_each(task, parent, self.length, walks)
+                walks, parent_paths = of_parent[(id(task), parent)]
+                paths = derived_goal_paths(task, parent, parent_paths, state, self.length, walks)
             for key, count in collections.Counter(paths.values()).items():
                 total += count
                 column = self.vocabulary.get(key)

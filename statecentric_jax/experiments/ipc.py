@@ -22,7 +22,8 @@ Resuming: a record carries a fingerprint of the planner (its search or config), 
 the limits; a rerun skips every (planner, problem) with a matching record and plans the rest. Records of other
 selections and limits stay in records.jsonl; the tables show the current selection (the plan files, one per
 (planner, problem), the latest run's: one workdir per set of limits). Errors around the
-planning are retried: our planner's training failed, or a plan could not be re-checked (a feature the replay does
+planning are retried: our planner's training failed, a planner was killed by a signal not ours (the system's OOM
+killer), or a plan could not be re-checked (a feature the replay does
 not support yet). A killed run loses at most the problems in flight.
 
 Limits: the parent process measures each planner's wall clock and its process tree's resident memory (psutil,
@@ -330,6 +331,11 @@ def _over(limit: str, limits: Limits) -> str:
     return f"no plan within {limits.time_limit:g} s"
 
 
+def _killed_from_outside(finished: Finished) -> bool:
+    """Killed by a signal that was not this benchmark's (the system's OOM killer, say): planned again by a rerun."""
+    return finished.limit is None and finished.returncode is not None and finished.returncode < 0
+
+
 def _fast_downward(planner: Planner, problem: Problem, limits: Limits, tmp: pathlib.Path) -> dict:
     assert planner.search is not None
     plan_file = tmp / "plan"
@@ -360,7 +366,8 @@ def _fast_downward(planner: Planner, problem: Problem, limits: Limits, tmp: path
     if code in (21, 23):
         return {**result, "outcome": "timeout", "message": _over("timeout", limits)}
     last = finished.stdout.strip().splitlines()[-1:] or ["no output"]
-    return {**result, "outcome": "error", "message": f"Fast Downward exit code {code}: {last[0][:200]}"}
+    message = f"Fast Downward exit code {code}: {last[0][:200]}"
+    return {**result, "outcome": "error", "message": message, "retry": _killed_from_outside(finished)}
 
 
 def _ours(planner: Planner, problem: Problem, limits: Limits, tmp: pathlib.Path, run_dir: pathlib.Path) -> dict:
@@ -384,7 +391,8 @@ def _ours(planner: Planner, problem: Problem, limits: Limits, tmp: pathlib.Path,
     if finished.limit == "startup":
         return {**base, "outcome": "error", "message": f"loading the model took over {STARTUP_LIMIT_S:g} s"}
     last = finished.stdout.strip().splitlines()[-1:] or ["no output"]
-    return {**base, "outcome": "error", "message": f"exit code {finished.returncode}: {last[0][:200]}"}
+    message = f"exit code {finished.returncode}: {last[0][:200]}"
+    return {**base, "outcome": "error", "message": message, "retry": _killed_from_outside(finished)}
 
 
 def plan_in_this_process(request_file: str) -> None:

@@ -44,6 +44,7 @@ from statecentric_jax.problems import layout
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, decode_config
 from statecentric_jax.search.decoding import decode
 from statecentric_jax.search.expander import CostToGo, DecodeStats
+from statecentric_jax.search.strategies import COST_TO_GO_STRATEGIES
 
 # Files and folders of a run that decoding never reads: its evaluations, and the records of how it
 # was trained (losses, model size, how the seeds were trained, aggregation.py's summary and rounds).
@@ -64,11 +65,12 @@ RESULT_FIELDS = (
 
 
 def cost_to_go_for(loaded: LoadedModel, settings: DecodeConfig) -> CostToGo | None:
-    """The run's learned cost-to-go, for the one strategy that uses it. An exploration queue that would
+    """The run's learned cost-to-go, for the strategies that use it. An exploration queue that would
     go unused is refused, so no result claims a queue it did not have."""
-    cost_to_go = loaded.cost_to_go if settings.strategy == "best_first" else None
+    guided = settings.strategy in COST_TO_GO_STRATEGIES
+    cost_to_go = loaded.cost_to_go if guided else None
     if cost_to_go is None and settings.exploration != "none":
-        needs = "--strategy=best_first" if settings.strategy != "best_first" else "a run with a cost-to-go (value.kind)"
+        needs = "a run with a cost-to-go (value.kind)" if guided else "--strategy=best_first"
         raise InputError(
             None,
             f"exploration '{settings.exploration}' needs best-first decoding with a cost-to-go:"

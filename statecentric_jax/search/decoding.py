@@ -5,9 +5,10 @@ names the nodes it wants expanded; one `Expander` call expands all of them (one 
 call, in a thread of its own beside one embedding call, then one distance call), and
 each strategy updates on its own children. Strategies (`search/strategies.py`): the
 paper's beam search, beam search that backtracks on dead ends, best-first search with a
-global closed list and a node budget (optionally guided by a learned cost-to-go), and
-beam restarts with a wider beam. With a goal agenda (`search/agenda.py`) an instance runs
-in stages, each a smaller task with a few more goals, started when the one before succeeds.
+global closed list and a node budget (optionally guided by a learned cost-to-go;
+`lazy_best_first` estimates a node only when it expands it), and beam restarts with a
+wider beam. With a goal agenda (`search/agenda.py`) an instance runs in stages, each a
+smaller task with a few more goals, started when the one before succeeds.
 Every plan is executable by construction: it only follows true symbolic successors. With
 `action_elimination`, a solved plan then loses the steps the goal does not need
 (`planning/elimination.py`), still inside the decoding time.
@@ -30,7 +31,13 @@ from statecentric_jax.search.agenda import Agenda
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, Instance, Outcome, collector_paused, finish, start
 from statecentric_jax.search.expander import CostToGo, DecodeStats, Expander
 from statecentric_jax.search.limits import Limits
-from statecentric_jax.search.strategies import Strategy, distances_only_break_ties, make_strategy
+from statecentric_jax.search.strategies import (
+    Strategy,
+    defers_evaluation,
+    distances_only_break_ties,
+    lazy_model_is_asked,
+    make_strategy,
+)
 
 StrategyFactory = Callable[[DecodeConfig, Instance, bool], Strategy]
 
@@ -63,7 +70,10 @@ def decode(
             on_result(result)
 
     guided = cost_to_go is not None
-    lazy = distances_only_break_ties(config, guided, model.init_carry(1) is None)
+    stateless = model.init_carry(1) is None
+    ties_only = distances_only_break_ties(config, guided, stateless)
+    deferred = defers_evaluation(config)
+    predict = not ties_only and (not deferred or lazy_model_is_asked(config, stateless))
 
     def next_stage(i: int, agenda: Agenda) -> tuple[Instance, Strategy, Agenda] | None:
         """Start problem i's next stage (the whole problem without a goal agenda); None when it is done."""
@@ -79,7 +89,7 @@ def decode(
                 result = finish(inst, Outcome.GOAL, inst.root)
             else:
                 inst.horizon -= len(agenda.plan)  # the whole plan must fit the problem's horizon
-                if lazy:
+                if ties_only:
                     inst.tie_distances = functools.partial(expander.tie_distances, inst.problem)
                 return inst, make(settings, inst, guided), agenda
             final = agenda.stage_done(result, 0)
@@ -104,7 +114,7 @@ def decode(
                     requests.append((inst.problem, node, skip))
                     owner.append(k)
             stats.add("strategy", time.perf_counter() - t0)
-            expansions = expander.expand(requests, predict=not lazy)
+            expansions = expander.expand(requests, predict=predict, defer=deferred)
             t0 = time.perf_counter()
             grouped: list[list] = [[] for _ in active]
             for k, expansion in zip(owner, expansions):

@@ -20,6 +20,8 @@ A node stores the model carry it is expanded with (a pytree row; None for statel
 models), so any strategy can expand any node in any order with either model kind. A node
 may come without its embedding (best-first keeps many nodes that it never expands, in a
 compact form); the expander embeds such a node, from its parent's state, when it expands it.
+With deferred (lazy) evaluation the node expanded is estimated instead of its successors, which
+inherit that value; they are embedded only where the model is asked for their distances.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ class CostToGo(Protocol):
     def reads_model_embedding(self) -> bool: ...  # whether `embed` reads the transition model's embeddings
 
     def embed(
-        self, pairs: Sequence[tuple[Task, State]], parents: Sequence[State], embeddings: np.ndarray | None
+        self, pairs: Sequence[tuple[Task, State]], parents: Sequence[State | None], embeddings: np.ndarray | None
     ) -> np.ndarray: ...
 
     def estimate(self, states: np.ndarray, goals: np.ndarray) -> np.ndarray: ...
@@ -188,10 +190,12 @@ class Expander:
         return [node.embedding for _, node in nodes if node.embedding is not None]
 
     def expand(
-        self, requests: Sequence[tuple[Problem, Node, Container[State]]], predict: bool = True
+        self, requests: Sequence[tuple[Problem, Node, Container[State]]], predict: bool = True, defer: bool = False
     ) -> list[Expansion]:
         """Expand each (problem, node, states to skip) request; one Expansion per request, in order.
-        `predict=False` (a stateless model whose distances only break ties: `tie_distances`): no model call."""
+        `predict=False` (a stateless model whose distances only break ties: `tie_distances`): no model call.
+        `defer=True` (lazy evaluation, with a cost-to-go): the successors are not estimated, each takes the
+        cost-to-go of the node expanded, estimated now (`own_values`); they are embedded only for the model."""
         if not requests:
             return []
         # 1. One model call for every node, in the model thread while 2 and 3 run here.
@@ -229,9 +233,9 @@ class Expander:
         self.stats.add("successors", time.perf_counter() - t0)
 
         # 3. One embedding call for all candidates of all nodes; none where only the model would read them and
-        # it is not called (a cost-to-go with a φ of its own, distances only where they break ties).
+        # it is not called (a cost-to-go with a φ of its own, distances only where they break ties, or deferred).
         embedded = None
-        if predict or self.cost_to_go is None or self.cost_to_go.reads_model_embedding:
+        if predict or (not defer and (self.cost_to_go is None or self.cost_to_go.reads_model_embedding)):
             t0 = time.perf_counter()
             embedded = self.encoder.embed(pairs, parents) if pairs else np.zeros((0, self.encoder.dim), np.float32)
             embedded = np.asarray(embedded, dtype=np.float32)
@@ -239,7 +243,7 @@ class Expander:
 
         # 3b. The cost-to-go's features: the same embeddings, or (with a φ of its own) its own embedding.
         features = embedded
-        if self.cost_to_go is not None and pairs:
+        if self.cost_to_go is not None and pairs and not defer:
             t0 = time.perf_counter()
             features = self.cost_to_go.embed(pairs, parents, embedded)
             self.stats.add("cost_to_go", time.perf_counter() - t0)
@@ -260,7 +264,9 @@ class Expander:
         t2 = time.perf_counter()
         self.stats.add("distances", t2 - t1)
         values = None
-        if self.cost_to_go is not None:
+        if defer:  # each child inherits its node's own estimate
+            values = np.repeat(self.own_values([(problem, node) for problem, node, _ in requests], goals), counts)
+        elif self.cost_to_go is not None:
             values = np.zeros(0, np.float32)
             if len(rows_index):
                 assert features is not None  # the cost-to-go's own, or the model's embeddings it reads
@@ -285,6 +291,21 @@ class Expander:
             )
             offset = end
         return expansions
+
+    def own_values(self, nodes: Sequence[tuple[Problem, Node]], goals: np.ndarray) -> np.ndarray:
+        """The cost-to-go of the nodes themselves, from the features `expand` gives them as children (embedded
+        from their parents' states)."""
+        assert self.cost_to_go is not None  # lazy evaluation defers a cost-to-go's estimates
+        embedded = None
+        if self.cost_to_go.reads_model_embedding:
+            embedded = np.stack(self._embeddings(nodes))
+        t0 = time.perf_counter()
+        pairs = [(problem.task, node.state) for problem, node in nodes]
+        parents = [node.parent.state if node.parent is not None else None for _, node in nodes]
+        features = self.cost_to_go.embed(pairs, parents, embedded)
+        values = np.asarray(self.cost_to_go.estimate(features, goals), dtype=np.float32)
+        self.stats.add("cost_to_go", time.perf_counter() - t0)
+        return values
 
     def tie_distances(self, problem: Problem, children: Sequence[tuple[Node, State]]) -> np.ndarray:
         """The distances of (parent node, child state) pairs to their parents' predictions, as `expand` computes

@@ -16,6 +16,9 @@ all model, embedding and distance work, batched across instances.
   `path_weight` × the plan length so far, as weighted A* does; the distance breaks ties).
   With a cost-to-go and `exploration`, every other expansion comes from a second queue
   (`search/open_lists.py`).
+- `lazy_best_first`: `best_first` with deferred evaluation (Fast Downward's lazy search): a child joins
+  the open list with the cost-to-go of the node that generated it and is estimated only when it is
+  expanded, so an expansion costs one evaluation instead of one per successor. Needs a cost-to-go.
 - `restarts`: the paper's beam; when it fails, start again with twice the width, until the
   node budget is spent.
 
@@ -35,6 +38,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from statecentric_jax.errors import InputError
 from statecentric_jax.planning.packing import PackedStates, StatePacker
 from statecentric_jax.search.expander import Expansion, Node
 from statecentric_jax.search.open_lists import EXPLORATIONS, OpenNode
@@ -306,6 +310,39 @@ class BestFirst:
         return None
 
 
+class LazyBestFirst(BestFirst):
+    """Best-first search whose children inherit their parent's cost-to-go (deferred evaluation).
+
+    Expanding node n estimates n's own cost-to-go h(n) (`Expander.expand(defer=True)`); each new child c of n
+    joins the open list with priority h(n) + value_weight × d(c) + path_weight × depth(c), then d(c), then
+    generation order (successors in operator order, as Fast Downward's lazy search without randomised
+    successors). d(c), c's distance to n's prediction, needs c embedded and the model asked, so it is
+    computed only where it is read (`lazy_model_is_asked`): value_weight > 0, the `preferred` queue (the
+    children nearest the prediction: the model's preferred successors), or a model with a carry; otherwise
+    it is 0 and a child costs only its successor generation and a closed-list check.
+    The goal test stays at generation (symbolic, cheap): a goal child ends the search at once. The closed
+    list holds every state generated, as in `best_first`."""
+
+    deferred = True  # `decoding` expands its nodes with `defer`
+
+    @classmethod
+    def from_config(cls, inst: Instance, config: DecodeConfig, guided: bool) -> LazyBestFirst:
+        if not guided:
+            raise InputError(None, "decode.strategy=lazy_best_first defers a cost-to-go's estimates: it needs one")
+        return cls(inst, config, guided)
+
+
+def defers_evaluation(config: DecodeConfig) -> bool:
+    """Whether the strategy evaluates a node only when it expands it (`LazyBestFirst`)."""
+    return getattr(STRATEGIES[config.strategy], "deferred", False)
+
+
+def lazy_model_is_asked(config: DecodeConfig, stateless: bool) -> bool:
+    """Whether deferred evaluation still asks the model (and embeds every child for its distance): where the
+    distance is part of the priority, feeds the `preferred` queue, or the model's carry moves on."""
+    return config.value_weight > 0 or config.exploration == "preferred" or not stateless
+
+
 def distances_only_break_ties(config: DecodeConfig, guided: bool, stateless: bool) -> bool:
     """Whether the model's distances only break ties of equal priority (best-first on a cost-to-go with
     value_weight 0 and no exploration queue), and the model needs no carry: then `BestFirst` asks for them
@@ -323,8 +360,12 @@ STRATEGIES: dict[str, StrategyClass] = {
     "beam": BeamSearch,  # the paper's
     "beam_backtrack": BacktrackingBeam,
     "best_first": BestFirst,
+    "lazy_best_first": LazyBestFirst,
     "restarts": Restarts,
 }
+
+
+COST_TO_GO_STRATEGIES = ("best_first", "lazy_best_first")  # the strategies a learned cost-to-go guides
 
 
 def make_strategy(config: DecodeConfig, inst: Instance, guided: bool) -> Strategy:

@@ -6,9 +6,14 @@ import random
 import numpy as np
 import pytest
 
-from statecentric_jax.embedding import goal_paths as goal_paths_module
 from statecentric_jax.embedding.encoders import WLEncoder, WLSettings
-from statecentric_jax.embedding.goal_paths import GoalPathEncoder, derived_goal_paths, goal_paths, goal_paths_of_each
+from statecentric_jax.embedding.goal_paths import (
+    GoalPathEncoder,
+    Walks,
+    derived_goal_paths,
+    goal_paths,
+    goal_paths_of_each,
+)
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import load_task
@@ -73,6 +78,16 @@ def test_saved_and_loaded_it_embeds_the_same(two_cities, tmp_path):
         GoalPathEncoder("logistics", task.predicates, 0, [])
 
 
+SMALL_PROBLEMS = pytest.mark.parametrize(
+    "domain, problem",
+    [
+        ("logistics", generators.logistics(3, 2, 6, 2, 5, seed=1, name="three-cities")),
+        ("blocks", generators.blocks(6, seed=1, name="six")),
+    ],
+    ids=["logistics", "blocks"],
+)
+
+
 def _search_edges(task, steps, seed):
     """(parent, child) for every successor along a random walk: the pairs a search embeds."""
     successors, rng, state, edges = SuccessorGenerator(task), random.Random(seed), frozenset(task.init), []
@@ -83,14 +98,7 @@ def _search_edges(task, steps, seed):
     return edges
 
 
-@pytest.mark.parametrize(
-    "domain, problem",
-    [
-        ("logistics", generators.logistics(3, 2, 6, 2, 5, seed=1, name="three-cities")),
-        ("blocks", generators.blocks(6, seed=1, name="six")),
-    ],
-    ids=["logistics", "blocks"],
-)
+@SMALL_PROBLEMS
 def test_derived_from_the_parent_they_are_the_paths_computed_afresh(tmp_path, domain, problem):
     (tmp_path / "problem.pddl").write_text(problem)
     task = load_task(domain_file(domain), tmp_path / "problem.pddl")
@@ -99,45 +107,44 @@ def test_derived_from_the_parent_they_are_the_paths_computed_afresh(tmp_path, do
         for parent, child in pairs:
             derived = derived_goal_paths(task, parent, goal_paths_of_each(task, parent, length), child, length)
             assert derived == goal_paths_of_each(task, child, length)
+            walks = Walks.of(task, parent)  # the parent's walks, reused where the change is far
+            parent_paths = goal_paths_of_each(task, parent, length, walks)
+            assert derived_goal_paths(task, parent, parent_paths, child, length, walks) == derived
+            named = parent | task.static  # a parent that names the static atoms too: they stay in the graph
+            walks = Walks.of(task, named)
+            parent_paths = goal_paths_of_each(task, named, length, walks)
+            assert derived_goal_paths(task, named, parent_paths, child, length, walks) == derived
     paths = GoalPathEncoder.fit(domain, [(task, [child for _, child in pairs])], length=4)
     pairs_of_task = [(task, child) for _, child in pairs]
     with_parents = paths.embed(pairs_of_task, [parent for parent, _ in pairs])
     assert np.array_equal(with_parents, paths.embed(pairs_of_task)) and with_parents.any()
 
 
-def _every_walk(graphs, source, length):
-    """Reference: every walk of at most `length` edges from `source`, unpruned, by end object."""
-    reached, frontier = {}, {source: {()}}
-    for _ in range(length):
-        step = {}
-        for node, sequences in frontier.items():
-            for edges in graphs:
-                for label, neighbour in edges.get(node, ()):
-                    step.setdefault(neighbour, set()).update((*s, label) for s in sequences)
-        for node, sequences in step.items():
-            reached.setdefault(node, set()).update(sequences)
-        frontier = step
-    return reached
+def _walked_paths(task, state, length):
+    """Reference: every walk of 1..length edges from each unreached goal's last object, one edge at a time."""
+    neighbours = {}
+    for atom in state | task.static:
+        name, args = atom.strip("()").split()[0], atom.strip("()").split()[1:]
+        for i in range(len(args)):
+            for j in range(len(args)):
+                if i != j:
+                    neighbours.setdefault(args[i], []).append((f"{name}:{i}>{j}", args[j]))
+    paths = {}
+    for goal in task.fluent_goal - state:
+        name, args = goal.strip("()").split()[0], goal.strip("()").split()[1:]
+        found, walks = set(), [((), args[-1])] if args else []
+        for _ in range(length):
+            walks = [((*labels, label), n) for labels, node in walks for label, n in neighbours.get(node, ())]
+            found |= {labels for labels, node in walks if node == args[0]}
+        paths[goal] = (name, tuple(sorted(found)))
+    return paths
 
 
-@pytest.mark.parametrize(
-    "domain, problem",
-    [
-        ("logistics", generators.logistics(3, 2, 6, 2, 5, seed=1, name="three-cities")),
-        ("blocks", generators.blocks(6, seed=1, name="six")),
-        ("visitall", generators.visitall(4, 3, (1, 1), name="grid")),
-    ],
-    ids=["logistics", "blocks", "visitall"],
-)
-def test_walks_cut_short_far_from_the_goal_objects_give_the_paths_of_every_walk(tmp_path, domain, problem):
+@SMALL_PROBLEMS
+def test_walks_met_halfway_are_every_walk_of_the_objects_graph(tmp_path, domain, problem):
     (tmp_path / "problem.pddl").write_text(problem)
     task = load_task(domain_file(domain), tmp_path / "problem.pddl")
-    graphs = (goal_paths_module._static_edges(task.static), goal_paths_module._edges(frozenset(task.init)))
-    goals = sorted(task.fluent_goal - frozenset(task.init))
-    assert goals
-    for length in (1, 2, 3, 4):
-        paths = goal_paths_module._of_goals(graphs, goals, length)
-        for goal in goals:
-            args = goal_paths_module.atom_arguments(goal)
-            expected = _every_walk(graphs, args[-1], length).get(args[0], set())
-            assert paths[goal][1] == tuple(sorted(expected))
+    states = [child for _, child in _search_edges(task, steps=10, seed=3)]
+    for length in (1, 2, 3, 4, 5):
+        for state in states:
+            assert goal_paths_of_each(task, state, length) == _walked_paths(task, state, length)

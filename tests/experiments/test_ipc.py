@@ -157,6 +157,18 @@ def test_a_training_over_its_limit_fails_its_domain_only(bench, tmp_path):
     assert not (workdir / "tiny" / "blocks" / "run" / "config.json").exists()
 
 
+def test_a_planner_killed_from_outside_is_planned_again(bench, tmp_path, monkeypatch):
+    root = bench[0]
+    driver = tmp_path / "killed.py"
+    driver.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")  # as the system's OOM killer
+    monkeypatch.setattr(ipc.fast_downward, "driver_path", lambda: str(driver))
+    problem = ipc.Problem("blocks", "easy", "p01", root / "blocks" / "testing" / "easy" / "p01.pddl")
+    (lama,) = ipc.resolve_planners(["lama_first"])
+    record = ipc.solve_one(lama, problem, ipc.Limits(60, 8192), None, str(tmp_path / "p01.plan"))
+    assert (record["outcome"], record["retry"]) == ("error", True)
+    assert record["message"].startswith("Fast Downward exit code -9")
+
+
 def test_a_plan_val_rejects_is_invalid(bench, tmp_path, monkeypatch):
     root = bench[0]
     validate = tmp_path / "bin" / "Validate"

@@ -202,6 +202,18 @@ def test_an_exploration_queue_without_a_cost_to_go_is_one_line_error(blocks_root
     assert proc.stderr.strip().splitlines()[-1].startswith("error: exploration 'novelty' needs best-first")
 
 
+def test_lazy_best_first_without_a_cost_to_go_is_one_line_error(blocks_root, experiment, tmp_path):
+    _, workdir, _ = experiment
+    out = tmp_path / "p.txt"
+    domain, easy = blocks_root / "blocks/domain.pddl", blocks_root / "easy.pddl"
+    args = [f"--workdir={workdir}/seed13", f"--domain={domain}", f"--problem={easy}", f"--out={out}"]
+    proc = run_launch("plan.py", *args, "--strategy=lazy_best_first")
+    assert proc.returncode == 2 and not out.exists()
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "error: decode.strategy=lazy_best_first defers a cost-to-go's estimates: it needs one"
+    )
+
+
 def test_bad_workdir_is_one_line_error(tmp_path, blocks_root):
     (tmp_path / "config.json").write_text("{not json")
     proc = run_launch(

@@ -294,6 +294,123 @@ def test_successors_are_not_embedded_for_a_model_that_is_not_asked(tasks, towers
     assert runs[True][0] == runs[False][0] and runs[True][1] == {False} and runs[False][1] == {True}
 
 
+def reference_lazy_best_first(task, model, encoder, config, cost_to_go):
+    """Deferred evaluation the plain way, one node at a time: a node's cost-to-go is estimated when it is
+    expanded, and its children are queued with it (+ path_weight x their depth); where the model is asked
+    (value_weight > 0, preferred exploration), + value_weight x each child's distance to the node's
+    prediction, which then also breaks ties, and the children nearest it go to a second queue too, taken
+    every other expansion. Generation order last. The plan or None, and the nodes expanded."""
+    generator, goal = SuccessorGenerator(task), encoder.embed_goals([task])[0]
+    closed, parent_of, tie, expanded, done = {task.init}, {task.init: None}, itertools.count(), 0, set()
+    heap, preferred = [(0.0, 0.0, next(tie), task.init, [])], []
+    asked = config.value_weight > 0 or config.exploration == "preferred"
+
+    def pop(queue):
+        while queue:
+            entry = heapq.heappop(queue)
+            if entry[2] not in done:
+                done.add(entry[2])
+                if len(entry[4]) < config.horizon(task):
+                    return entry
+        return None
+
+    for round_ in itertools.count(1):
+        entry = (pop(preferred) if round_ % 2 == 0 else None) or pop(heap)
+        if entry is None:
+            return None, expanded
+        _, _, _, state, plan = entry
+        embedding = encoder.embed([(task, state)], [parent_of[state]])
+        features = cost_to_go.embed([(task, state)], [parent_of[state]], embedding)
+        value = float(cost_to_go.estimate(features, goal[None])[0])
+        children = [(op.name, s) for op, s in generator.successors(state) if s not in closed]
+        distances = np.zeros(len(children), np.float32)
+        if asked and children:
+            target, _ = model.predict_next(embedding, goal[None], None)
+            embeddings = encoder.embed([(task, s) for _, s in children], [state] * len(children))
+            distances = scoring.distances(np.repeat(target, len(children), 0), embeddings, config.metric)
+        expanded += 1
+        for (action, child), distance in zip(children, distances.tolist()):
+            if child in closed:
+                continue
+            closed.add(child)
+            parent_of[child] = state
+            if task.goal_reached(child):
+                return [*plan, action], expanded
+            priority = value + config.value_weight * distance + config.path_weight * (len(plan) + 1)
+            node = (priority, distance, next(tie), child, [*plan, action])
+            heapq.heappush(heap, node)
+            if config.exploration == "preferred" and distance == distances.min():
+                heapq.heappush(preferred, node)
+        if expanded >= config.budget:
+            return None, expanded
+
+
+class CountingCostToGo(RoundedCostToGo):
+    def __init__(self, dim, seed):
+        super().__init__(dim, seed)
+        self.rows = 0
+
+    def estimate(self, states, goals):
+        self.rows += len(states)
+        return super().estimate(states, goals)
+
+
+@pytest.mark.parametrize("encoding", ["atoms", "wl"])
+@pytest.mark.parametrize(
+    "guidance",
+    ["cost-to-go", "rounded cost-to-go + path", "cost-to-go + distance", "cost-to-go + preferred exploration"],
+)
+def test_lazy_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
+    """Deferred evaluation, batched across problems, with packed open nodes: the plain search's plans."""
+    problems = tasks + towers
+    encoder = AtomEncoder() if encoding == "atoms" else fit_encoder("wl", "blocks", [(t, [t.init]) for t in problems])
+    model = ShiftModel(encoder.dim, seed=2)
+    cost_to_go = (RoundedCostToGo if guidance.startswith("rounded") else LinearCostToGo)(encoder.dim, seed=3)
+    config = DecodeConfig(
+        strategy="lazy_best_first",
+        metric="euclidean",
+        budget=200,
+        horizon_base=12,
+        value_weight=1.0 if "distance" in guidance else 0.0,
+        path_weight=0.5 if "path" in guidance else 0.0,
+        exploration="preferred" if "preferred" in guidance else "none",
+    )
+    results = decode(problems, model, encoder, config, cost_to_go=cost_to_go)
+    expected = [reference_lazy_best_first(t, model, encoder, config, cost_to_go) for t in problems]
+    assert [(r.plan if r.solved else None, r.steps) for r in results] == expected
+    assert sum(plan is not None for plan, _ in expected) >= 3 and any(len(p or []) > 3 for p, _ in expected)
+    for task, result in zip(problems, results):
+        if result.solved:
+            simulate(task, result.plan)
+
+
+def test_lazy_best_first_estimates_one_state_per_expansion_and_is_reproducible(tasks, towers):
+    problems = tasks + towers
+    encoder = AtomEncoder()
+    config = DecodeConfig(strategy="best_first", metric="euclidean", budget=200, horizon_base=12, path_weight=0.5)
+    runs = {}
+    for strategy in ("best_first", "lazy_best_first", "lazy_best_first"):
+        cost_to_go, model = CountingCostToGo(encoder.dim, 3), CountingModel(encoder.dim, seed=2)
+        results = decode(
+            problems, model, encoder, dataclasses.replace(config, strategy=strategy), cost_to_go=cost_to_go
+        )
+        expanded = sum(r.expanded for r in results)
+        runs.setdefault(strategy, []).append(([r.plan for r in results], expanded, cost_to_go.rows, model.rows))
+    ((_, eager_expanded, eager_rows, _),) = runs["best_first"]
+    first, again = runs["lazy_best_first"]
+    assert first == again  # same run, same plans
+    _, expanded, rows, model_rows = first
+    assert rows == expanded and model_rows == 0  # one estimate per expanded node; no model call
+    assert eager_rows > eager_expanded  # eager search estimates every generated child
+
+
+def test_lazy_best_first_needs_a_cost_to_go(tasks):
+    encoder = AtomEncoder()
+    config = DecodeConfig(strategy="lazy_best_first", metric="euclidean")
+    with pytest.raises(InputError, match="lazy_best_first defers a cost-to-go's estimates: it needs one"):
+        decode(tasks[:1], ShiftModel(encoder.dim, seed=2), encoder, config)
+
+
 def test_type_exploration_draws_a_random_type_then_a_random_node():
     drawn = collections.Counter()
     for seed in range(400):
