@@ -73,13 +73,15 @@ class DecodeConfig:
             raise InputError(None, "exploration 'greedy' drops the path term: it needs decode.path_weight > 0")
 
     def identity(self) -> dict[str, Any]:
-        """The settings that decide a problem's result (for result caches): all but `max_in_flight`, and
-        the resource limits only where set, so that results stored before they existed keep their key."""
+        """The settings that decide a problem's result (for result caches): the resource limits only where
+        set, so that results stored before they existed keep their key, and `max_in_flight` only with a
+        time limit (problems decoded together share the clock; without a limit it changes no result)."""
         settings = dataclasses.asdict(self)
-        del settings["max_in_flight"]
         for limit in ("time_limit", "memory_limit_mb"):
             if not settings[limit]:
                 del settings[limit]
+        if "time_limit" not in settings:
+            del settings["max_in_flight"]
         return settings
 
     def horizon(self, task: Task) -> int:

@@ -120,7 +120,7 @@ def decode(
             for k, expansion in zip(owner, expansions):
                 grouped[k].append(expansion)
             heaviest = None  # over the memory limit: the live problem that expanded the most ends
-            if limits.memory_exceeded(len(expansions)) and active:
+            if limits.memory_exceeded() and active:
                 heaviest = max(active, key=lambda live: live[0].expanded + live[2].expanded)
             still_active = []
             for live, mine in zip(active, grouped):

@@ -5,8 +5,10 @@ with outcome `timeout`. `decode.memory_limit_mb` bounds the decoding process's r
 it, the live problem that has expanded the most nodes ends with outcome `memory`, one problem per
 check, instead of the operating system killing the whole batch. Freed memory is not always given
 back to the operating system, so the bound is exact for one problem per process (as a competition
-harness runs them) and conservative for a batch. Memory is read (psutil, microseconds) only every
-`MEMORY_CHECK_EXPANSIONS` expansions; both limits are off by default, and then nothing is read.
+harness runs them) and conservative for a batch. Memory is read (psutil, microseconds) at most every
+`MEMORY_CHECK_SECONDS`, whatever the number of expansions in between: a search that generates
+hundreds of children per expansion grows by gigabytes within a few hundred expansions. Both limits
+are off by default, and then nothing is read.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import psutil
 
 from statecentric_jax.search.base import DecodeConfig
 
-MEMORY_CHECK_EXPANSIONS = 256  # a few MB of search nodes between two reads
+MEMORY_CHECK_SECONDS = 0.05  # a read costs microseconds
 
 
 class Limits:
@@ -25,18 +27,15 @@ class Limits:
         self.seconds = config.time_limit
         self.bytes = config.memory_limit_mb * 2**20
         self.process = psutil.Process() if self.bytes else None
-        self.unchecked = 0  # expansions since memory was last read
+        self.last_read = -float("inf")  # time.perf_counter() of the last read
 
     def timed_out(self, started: float) -> bool:
         """Whether a problem started at `started` (time.perf_counter) has used up its time."""
         return self.seconds > 0 and time.perf_counter() - started > self.seconds
 
-    def memory_exceeded(self, expansions: int) -> bool:
-        """Whether the process is over its memory limit; read once `MEMORY_CHECK_EXPANSIONS` more have been made."""
-        if self.process is None:
+    def memory_exceeded(self) -> bool:
+        """Whether the process is over its memory limit; read once `MEMORY_CHECK_SECONDS` have passed."""
+        if self.process is None or time.perf_counter() - self.last_read < MEMORY_CHECK_SECONDS:
             return False
-        self.unchecked += expansions
-        if self.unchecked < MEMORY_CHECK_EXPANSIONS:
-            return False
-        self.unchecked = 0
+        self.last_read = time.perf_counter()
         return self.process.memory_info().rss > self.bytes

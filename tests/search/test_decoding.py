@@ -196,14 +196,16 @@ def test_time_limit_ends_a_problem_as_timeout_with_its_expansions(towers):
 
 
 def test_memory_limit_ends_the_largest_problem_first_as_memory(towers, monkeypatch):
-    monkeypatch.setattr(limits, "MEMORY_CHECK_EXPANSIONS", 3)  # a check after the second round of two expansions
+    monkeypatch.setattr(limits, "MEMORY_CHECK_SECONDS", 0.0)  # a check after every round
     encoder = AtomEncoder()
     config = DecodeConfig(strategy="best_first", budget=10_000, horizon_base=50, memory_limit_mb=1)
     results = decode(towers, ConstantModel(encoder.dim), encoder, config)
     assert [(r.outcome, r.solved) for r in results] == [("memory", False)] * len(towers)
-    assert [r.expanded for r in results] == [2, 5]  # checks after 4 and 3 more expansions; ties: the first
+    assert [r.expanded for r in results] == [1, 2]  # one stopped per check, after each round; ties: the first
 
 
 def test_resource_limits_enter_a_result_key_only_where_set():
     assert "time_limit" not in DecodeConfig().identity() and "max_in_flight" not in DecodeConfig().identity()
     assert DecodeConfig(time_limit=60, memory_limit_mb=8000).identity()["memory_limit_mb"] == 8000
+    with_limit = DecodeConfig(time_limit=60)  # problems decoded together share the clock
+    assert with_limit.identity() != dataclasses.replace(with_limit, max_in_flight=1).identity()
