@@ -40,7 +40,7 @@ that task's cached states.
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -51,6 +51,7 @@ UNSEEN = -1  # wlplan's colour for keys outside the vocabulary
 ABSENT = -2  # the node is not in this state's graph
 _T_POS_GOAL, _F_POS_GOAL, _NON_GOAL, _DESCRIPTIONS = 0, 1, 4, 5  # wlplan's ILGFactDescription
 _CACHE_BYTES = 256 << 20  # node colours and histograms kept for later states to start from
+DERIVE_NODES = 1 << 20  # node colours (over all layers) of the states derived in one batch
 _ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays
 
 
@@ -381,16 +382,41 @@ class FastWL:
             came += [True] * len(added) + [False] * len(removed)
         if unknown:
             return unknown
-        if starts:
-            batch = self._derive(derive_graphs, derive_states, starts, rows, nodes, came)
-            for index, (graph, state) in enumerate(zip(derive_graphs, derive_states)):
+        derived: list[Entry] = []
+        changes = np.asarray(rows, np.int64)
+        for first, last in self._chunks(derive_graphs):  # memory grows with the states derived together
+            lo, hi = np.searchsorted(changes, [first, last])
+            batch = self._derive(
+                derive_graphs[first:last],
+                derive_states[first:last],
+                starts[first:last],
+                changes[lo:hi] - first,
+                nodes[lo:hi],
+                came[lo:hi],
+            )
+            for index, (graph, state) in enumerate(zip(batch.graphs, batch.states)):
                 graph.records[state] = graph.last = (batch, index)
-            for row, index in waiting:
-                found[row] = (batch, index)
+                derived.append((batch, index))
             self._batches.append(batch)
             self._bytes += batch.nbytes
-            self._evict()
+        for row, index in waiting:
+            found[row] = derived[index]
+        self._evict()
         return found  # type: ignore[return-value]  # every row was filled
+
+    def _chunks(self, graphs: list[TaskGraph]) -> Iterator[tuple[int, int]]:
+        """Consecutive ranges of the states to derive, each of at most `DERIVE_NODES` node colours (at least one
+        state): recolouring a change's neighbourhood on a task with hundreds of thousands of atoms takes
+        megabytes per state."""
+        first, total = 0, 0
+        for index, graph in enumerate(graphs):
+            width = graph.size * (self.vocabulary.iterations + 1)
+            if total + width > DERIVE_NODES and index > first:
+                yield first, index
+                first, total = index, 0
+            total += width
+        if first < len(graphs):
+            yield first, len(graphs)
 
     def _evict(self) -> None:
         while self._bytes > self._cache_bytes and len(self._batches) > 1:

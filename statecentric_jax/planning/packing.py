@@ -21,18 +21,27 @@ from statecentric_jax.planning.tasks import Task
 State = frozenset
 
 
+PRECOMPUTED_ATOMS = 4096  # up to this many fluent atoms, each atom's bit and each operator's masks are kept;
+# beyond, each costs a bit per fluent atom (gigabytes over hundreds of thousands of operators): computed per use
+
+
 class StatePacker:
     def __init__(self, task: Task):
         atoms = sorted(task.init.union(*(op.add for op in task.operators)))
-        self._bit = {atom: 1 << i for i, atom in enumerate(atoms)}
+        self._number = {atom: i for i, atom in enumerate(atoms)}
         self._atoms = np.asarray(atoms, dtype=object)
         self._bytes = (len(atoms) + 7) // 8
-        bits = self._bit.get  # an atom no state holds has no bit to clear
-        # Per operator (task order): (the bits it keeps, the bits it sets).
+        number = self._number.get  # an atom no state holds has no bit to clear
+        # Per operator (task order): the numbers of the atoms it clears, then of those it sets.
         self.effects = [
-            (~sum(bits(atom, 0) for atom in op.delete), sum(map(self._bit.__getitem__, op.add)))
+            (tuple(i for i in map(number, op.delete) if i is not None), tuple(map(self._number.__getitem__, op.add)))
             for op in task.operators
         ]
+        self._bit: dict[str, int] | None = None
+        self._masks: list[tuple[int, int]] = []  # per operator: (the bits it keeps, the bits it sets)
+        if len(atoms) <= PRECOMPUTED_ATOMS:
+            self._bit = {atom: 1 << i for i, atom in enumerate(atoms)}
+            self._masks = [(~sum(1 << i for i in clear), sum(1 << i for i in add)) for clear, add in self.effects]
 
     def __len__(self) -> int:
         """The number of fluent atoms (atom numbers run from 0 to len - 1)."""
@@ -40,7 +49,23 @@ class StatePacker:
 
     def pack(self, state: State) -> int:
         """The state's key (a KeyError: an atom that neither the initial state nor any operator holds)."""
-        return sum(map(self._bit.__getitem__, state))
+        if self._bit is not None:
+            return sum(map(self._bit.__getitem__, state))
+        bits = np.zeros(self._bytes * 8, np.uint8)
+        bits[list(map(self._number.__getitem__, state))] = 1
+        return int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little")
+
+    def successor(self, key: int, operator: int) -> int:
+        """The key of the state that the operator (an index into the task's) leads to from the keyed state."""
+        if self._masks:
+            keep, add = self._masks[operator]
+            return (key & keep) | add
+        clear, set_ = self.effects[operator]
+        for i in clear:
+            key &= ~(1 << i)
+        for i in set_:
+            key |= 1 << i
+        return key
 
     def numbers(self, key: int) -> np.ndarray:
         """The numbers of the atoms that hold in the keyed state, ascending."""
@@ -67,5 +92,5 @@ class PackedStates:
 
     def outside(self, state: State, operators: Iterable[int]) -> list[int]:
         """Those of the operators applicable in `state` (indices into the task's) whose successor is not in the set."""
-        key, keys, effects = self.packer.pack(state), self._keys, self.packer.effects
-        return [i for i in operators if (key & effects[i][0]) | effects[i][1] not in keys]
+        key, keys, successor = self.packer.pack(state), self._keys, self.packer.successor
+        return [i for i in operators if successor(key, i) not in keys]

@@ -6,6 +6,7 @@ import random
 import numpy as np
 import pytest
 
+from statecentric_jax.embedding import wl_fast
 from statecentric_jax.embedding.encoders import WLSettings, fit_encoder, load_encoder
 from statecentric_jax.embedding.wl_fast import FastWL, Vocabulary
 from statecentric_jax.errors import InputError
@@ -65,6 +66,19 @@ def test_decoding_pattern_equals_wlplan(fitted):
     np.testing.assert_array_equal(
         encoder.embed_goals(problems), wlplan_embed(encoder, [(t, t.goal) for t in problems])[0]
     )
+
+
+def test_states_derived_in_small_chunks_equal_wlplan(fitted, monkeypatch, tmp_path):
+    encoder, problems = fitted
+    monkeypatch.setattr(wl_fast, "DERIVE_NODES", 1)  # one state per batch
+    encoder.save(tmp_path / "encoder.json")
+    encoder = load_encoder(tmp_path / "encoder.json")  # nothing cached yet
+    calls = decoding_calls(problems, 6)
+    for pairs in calls:
+        rows, unseen = encoder.embed_with_unseen(pairs)
+        expected, expected_unseen = wlplan_embed(encoder, pairs)
+        np.testing.assert_array_equal(rows, expected)
+        assert unseen == expected_unseen
 
 
 def test_states_without_cached_parent_equal_wlplan(fitted, tmp_path):

@@ -5,14 +5,23 @@ import random
 
 import pytest
 
+from statecentric_jax.planning import packing
 from statecentric_jax.planning.packing import PackedStates, StatePacker
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
 
 
+@pytest.fixture(params=["masks", "numbers"])
+def representation(request, monkeypatch):
+    """Both ways of keeping effects: precomputed bit masks (few atoms) and atom numbers (many atoms)."""
+    if request.param == "numbers":
+        monkeypatch.setattr(packing, "PRECOMPUTED_ATOMS", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("domain", layout.DOMAINS)
-def test_round_trip_and_one_key_per_state_on_random_walks(data_root, domain):
+def test_round_trip_and_one_key_per_state_on_random_walks(data_root, domain, representation):
     task = load_task(layout.domain_file(data_root, domain), layout.problem_files(data_root, domain, "validation")[-1])
     packer, generator, rng = StatePacker(task), SuccessorGenerator(task), random.Random(0)
     seen, state = PackedStates(packer), task.init
@@ -28,7 +37,21 @@ def test_round_trip_and_one_key_per_state_on_random_walks(data_root, domain):
     assert task.init in seen and frozenset() not in seen
 
 
-def test_an_atom_the_task_never_holds_is_refused(data_root):
+@pytest.mark.parametrize("domain", layout.DOMAINS)
+def test_both_representations_give_the_same_keys(data_root, domain, monkeypatch):
+    task = load_task(layout.domain_file(data_root, domain), layout.problem_files(data_root, domain, "validation")[-1])
+    states = [task.init, *(nxt for _, nxt in SuccessorGenerator(task).successors(task.init))]
+    masks = StatePacker(task)
+    monkeypatch.setattr(packing, "PRECOMPUTED_ATOMS", 0)
+    numbers = StatePacker(task)
+    assert [masks.pack(s) for s in states] == [numbers.pack(s) for s in states]
+    key = masks.pack(task.init)
+    assert [masks.successor(key, i) for i in range(len(task.operators))] == [
+        numbers.successor(key, i) for i in range(len(task.operators))
+    ]
+
+
+def test_an_atom_the_task_never_holds_is_refused(data_root, representation):
     problem_file = layout.problem_files(data_root, "blocks", "validation")[0]
     task = load_task(layout.domain_file(data_root, "blocks"), problem_file)
     with pytest.raises(KeyError):
@@ -36,7 +59,7 @@ def test_an_atom_the_task_never_holds_is_refused(data_root):
 
 
 @pytest.mark.parametrize("domain", layout.DOMAINS)
-def test_a_set_of_packed_states_skips_exactly_its_own_successors(data_root, domain):
+def test_a_set_of_packed_states_skips_exactly_its_own_successors(data_root, domain, representation):
     """The keys of successors, derived from the parent's key and the operators' effects, find
     exactly the successors whose states are in the set (and the others come out whole)."""
     task = load_task(layout.domain_file(data_root, domain), layout.problem_files(data_root, domain, "validation")[-1])
