@@ -115,6 +115,18 @@ def test_best_first_is_complete_and_cost_to_go_makes_it_optimal(towers):
     assert all(r.solved for r in guided)
 
 
+def pop_unexpanded(queue: list, done: set, tie_at: int, horizon: int):
+    """The lowest queue entry not popped before (its tie number at `tie_at`) whose plan (entry 4) is within the
+    horizon; None when the queue runs out."""
+    while queue:
+        entry = heapq.heappop(queue)
+        if entry[tie_at] not in done:
+            done.add(entry[tie_at])
+            if len(entry[4]) < horizon:
+                return entry
+    return None
+
+
 def reference_best_first(task, model, encoder, config, cost_to_go=None):
     """Greedy best-first search the plain way, one node at a time, every node whole: the plan or None,
     and the nodes it expanded.
@@ -128,13 +140,7 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
     second: list = []
 
     def pop(queue):
-        while queue:
-            entry = heapq.heappop(queue)
-            if entry[1] not in done:
-                done.add(entry[1])
-                if len(entry[4]) < config.horizon(task):
-                    return entry
-        return None
+        return pop_unexpanded(queue, done, 1, config.horizon(task))
 
     for round_ in itertools.count(1):
         entry = (pop(second) if round_ % 2 == 0 else None) or pop(heap)
@@ -306,13 +312,7 @@ def reference_lazy_best_first(task, model, encoder, config, cost_to_go):
     asked = config.value_weight > 0 or config.exploration == "preferred"
 
     def pop(queue):
-        while queue:
-            entry = heapq.heappop(queue)
-            if entry[2] not in done:
-                done.add(entry[2])
-                if len(entry[4]) < config.horizon(task):
-                    return entry
-        return None
+        return pop_unexpanded(queue, done, 2, config.horizon(task))
 
     for round_ in itertools.count(1):
         entry = (pop(preferred) if round_ % 2 == 0 else None) or pop(heap)
