@@ -181,27 +181,48 @@ def _shapes(tree: Any) -> dict[str, tuple[int, ...]]:
     return {jax.tree_util.keystr(path): tuple(leaf.shape) for path, leaf in leaves}
 
 
+class _StrayReads(std_logging.Filter):
+    """Drops what the tensorstore reads left in flight by a failed restore report when they finish: their
+    callbacks find orbax's event loop closed, and their futures' errors were never retrieved."""
+
+    def filter(self, record: std_logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Future exception was never retrieved")
+
+    def unraisable(self, hook: Any) -> Any:
+        def quiet(unraisable: Any) -> None:
+            error = unraisable.exc_value
+            if not (isinstance(error, RuntimeError) and str(error) == "Event loop is closed"):
+                hook(unraisable)
+
+        return quiet
+
+
+_STRAY_READS = _StrayReads()
+
+
 @contextlib.contextmanager
-def _without_closed_loop_noise() -> Iterator[None]:
-    """A restore that fails on one array leaves tensorstore reads of the others in flight; their callbacks
-    find orbax's event loop closed and print tracebacks after the one error line. Those, and only those,
-    are dropped while restoring, with orbax's warnings about what it could not read (the error says it)."""
+def _without_stray_read_noise() -> Iterator[None]:
+    """Restore with one error line and nothing after it. The reads a failed restore leaves behind finish
+    whenever they do, so after a failure their reports stay dropped for the rest of the process; orbax's
+    warnings about what it could not read are dropped while restoring (the error says it)."""
     hook = sys.unraisablehook
-    logs = [std_logging.getLogger(name) for name in ("asyncio", "absl")]  # absl: orbax's own warnings
+    asyncio_log = std_logging.getLogger("asyncio")
+    logs = [asyncio_log, std_logging.getLogger("absl")]  # absl: orbax's own warnings
     levels = [log.level for log in logs]
-
-    def quiet(unraisable: Any) -> None:
-        error = unraisable.exc_value
-        if not (isinstance(error, RuntimeError) and str(error) == "Event loop is closed"):
-            hook(unraisable)
-
-    sys.unraisablehook = quiet
     for log in logs:
         log.setLevel(std_logging.CRITICAL)
+    sys.unraisablehook = _STRAY_READS.unraisable(hook)
     try:
         yield
-    finally:
+    except BaseException:
+        if _STRAY_READS not in asyncio_log.filters:
+            asyncio_log.addFilter(_STRAY_READS)
+        else:
+            sys.unraisablehook = hook  # already filtered by an earlier failure
+        raise
+    else:
         sys.unraisablehook = hook
+    finally:
         for log, level in zip(logs, levels):
             log.setLevel(level)
 
@@ -217,7 +238,7 @@ def load(directory: str | os.PathLike, dim: int, mode: str, settings: ml_collect
         jax.eval_shape(lambda: init_params(dim, settings, mode, 0)),
     )
     try:
-        with _without_closed_loop_noise(), ocp.StandardCheckpointer() as checkpointer:
+        with _without_stray_read_noise(), ocp.StandardCheckpointer() as checkpointer:
             metadata = checkpointer.metadata(directory).item_metadata
             if metadata is None:
                 raise InputError(directory, "corrupt LSTM checkpoint (its metadata cannot be read)")
