@@ -29,7 +29,9 @@ not support yet). A killed run loses at most the problems in flight.
 Limits: the parent process measures each planner's wall clock and its process tree's resident memory (psutil,
 every 50 ms) and kills the tree at either limit (outcomes `timeout`, `memory`). The clock of Fast Downward starts
 when its driver starts; ours when the process has loaded the trained model and starts reading the problem
-(`startup_seconds` records the loading). No RLIMIT_AS: address-space limits count reservations, not use.
+(`startup_seconds` records the loading). No RLIMIT_AS: address-space limits count reservations, not use. Our
+search runs until it solves the problem or reaches a limit: the run's node budget (`decode.budget`, which
+selection and `evaluate` use) does not apply here, as Fast Downward's searches have none.
 """
 
 from __future__ import annotations
@@ -417,7 +419,8 @@ def plan_in_this_process(request_file: str) -> None:
     except InputError as e:
         return finish({"outcome": "error", "message": str(e), "seconds": round(time.perf_counter() - started, 3)})
     left = max(request["time_limit"] - (time.perf_counter() - started), 1e-3)  # the search stops itself in time
-    settings = decode_config(loaded.config, time_limit=left, memory_limit_mb=request["memory_limit_mb"])
+    limits = {"time_limit": left, "memory_limit_mb": request["memory_limit_mb"]}
+    settings = decode_config(loaded.config, budget=sys.maxsize, **limits)  # the limits bound it, not a node count
     result = decode([task], loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go)[0]
     outcome = "solved" if result.solved else _DECODE_OUTCOMES.get(result.outcome, "unsolved")
     finish(

@@ -139,6 +139,19 @@ def test_limits(bench, tmp_path):
         assert record["seconds"] < 10 and not (tmp_path / "p01.plan").exists()
 
 
+def test_our_search_is_bounded_by_the_limits_not_the_runs_node_budget(bench, tmp_path):
+    root, config, workdir, _ = bench
+    run_dir = tmp_path / "run"
+    shutil.copytree(workdir / "tiny" / "blocks" / "run", run_dir)
+    stored = json.loads((run_dir / "config.json").read_text())
+    stored["decode"]["budget"] = 1
+    (run_dir / "config.json").write_text(json.dumps(stored))
+    problem = ipc.Problem("blocks", "easy", "p01", root / "blocks" / "testing" / "easy" / "p01.pddl")
+    (tiny,) = ipc.resolve_planners([str(config)])
+    record = ipc.solve_one(tiny, problem, ipc.Limits(60, 8192), str(run_dir), str(tmp_path / "p01.plan"))
+    assert record["solved"] and record["expansions"] > 1
+
+
 def test_a_training_over_its_limit_fails_its_domain_only(bench, tmp_path):
     root, config, _, _ = bench
     workdir = tmp_path / "work"
