@@ -28,7 +28,7 @@ import functools
 import json
 import os
 import pathlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -175,6 +175,68 @@ def _distances(edges: Edges, sources: set[str], depth: int) -> dict[str, int]:
     return distance
 
 
+def _goals_by_last(task: Task) -> dict[str, list[tuple[str, str]]]:
+    """The task's fluent goal atoms with arguments, each with its first object, by their last object."""
+    by_last: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)
+    for goal in task.fluent_goal:
+        _, first, last = _ends(goal)
+        if first is not None and last is not None:
+            by_last[last].append((goal, first))
+    return by_last
+
+
+class Change(NamedTuple):
+    """How a state's goal paths differ from its parent's: the goals whose parent path no longer counts
+    (reached, or near the change), and the paths of the unreached goals walked again."""
+
+    gone: list[str]
+    paths: dict[str, GoalPath]
+
+
+def goal_path_change(
+    task: Task,
+    parent: frozenset[str],
+    parent_paths: dict[str, GoalPath],
+    state: frozenset[str],
+    length: int,
+    parent_walks: Walks | None = None,
+    by_last: dict[str, list[tuple[str, str]]] | None = None,
+) -> Change:
+    """The goal paths of `state` as a change to those of a `parent` state it differs from in a few atoms
+    (`parent_paths = goal_paths_of_each(task, parent, length, parent_walks)`), in time that grows with the
+    change, not with the number of goals.
+
+    A walk of at most `length` edges that the change adds or removes has a first and a last changed
+    edge, and its parts before the first and after the last are in both graphs: so its two ends lie
+    within `length - 1` edges of changed atoms' objects in the state's graph, together. A goal whose
+    objects lie farther keeps the parent's paths; in Logistics that is every goal but those of the
+    packages and locations in the one or two cities an action touches. Likewise the walks of at most
+    d edges from an object at least d edges away from every changed atom's object are the parent's.
+    `by_last`: `_goals_by_last(task)`, computed once for many states."""
+    removed, added = parent - state, state - parent
+    if parent_walks is None:
+        parent_walks = Walks.of(task, parent)
+    if by_last is None:
+        by_last = _goals_by_last(task)
+    edges = _changed_edges(parent_walks.edges, removed - task.static, added)  # static atoms stay, named or not
+    changed = {obj for atoms in (removed, added) for atom in atoms for obj in atom_arguments(atom)}
+    distance = _distances(edges, changed, length - 1)
+    redo = set(removed & task.fluent_goal)  # unreached again: no parent path
+    for end, from_end in distance.items():
+        for goal, other_end in by_last.get(end, ()):
+            if from_end + distance.get(other_end, length) <= length - 1 and goal not in state:
+                redo.add(goal)  # near the change
+    gone = [goal for goal in added if goal in parent_paths] + [goal for goal in redo if goal in parent_paths]
+    reused = Walks(edges, {}, {})
+    for goal in redo:
+        _, first, last = _ends(goal)
+        if last in parent_walks.ahead and distance.get(last, length) >= length // 2:
+            reused.ahead[last] = parent_walks.ahead[last]
+        if first in parent_walks.behind and distance.get(first, length) >= length - length // 2:
+            reused.behind[first] = parent_walks.behind[first]
+    return Change(gone, _of_goals(reused, sorted(redo), length))
+
+
 def derived_goal_paths(
     task: Task,
     parent: frozenset[str],
@@ -183,41 +245,21 @@ def derived_goal_paths(
     length: int,
     parent_walks: Walks | None = None,
 ) -> dict[str, GoalPath]:
-    """`goal_paths_of_each(task, state, length)`, from those of a `parent` state it differs from in a few atoms
-    (and from the walks taken for them, if given: `goal_paths_of_each(task, parent, length, parent_walks)`).
+    """`goal_paths_of_each(task, state, length)`, from those of a `parent` state (`goal_path_change`)."""
+    gone, paths = goal_path_change(task, parent, parent_paths, state, length, parent_walks)
+    kept = parent_paths.keys() - set(gone)
+    return {goal: parent_paths[goal] for goal in kept} | paths
 
-    A walk of at most `length` edges that the change adds or removes has a first and a last changed
-    edge, and its parts before the first and after the last are in both graphs: so its two ends lie
-    within `length - 1` edges of changed atoms' objects in the state's graph, together. A goal whose
-    objects lie farther keeps the parent's paths; in Logistics that is every goal but those of the
-    packages and locations in the one or two cities an action touches. Likewise the walks of at most
-    d edges from an object at least d edges away from every changed atom's object are the parent's."""
-    removed, added = parent - state, state - parent
-    if parent_walks is None:
-        parent_walks = Walks.of(task, parent)
-    edges = _changed_edges(parent_walks.edges, removed - task.static, added)  # static atoms stay, named or not
-    changed = {obj for atoms in (removed, added) for atom in atoms for obj in atom_arguments(atom)}
-    distance = _distances(edges, changed, length - 1)
-    kept, redo = {}, []
-    for goal in sorted(task.fluent_goal - state):
-        _, first, last = _ends(goal)
-        near = (
-            first is not None
-            and last is not None
-            and distance.get(last, length) + distance.get(first, length) <= length - 1
-        )
-        if goal in parent_paths and not near:
-            kept[goal] = parent_paths[goal]
-        else:
-            redo.append(goal)
-    reused = Walks(edges, {}, {})
-    for goal in redo:
-        _, first, last = _ends(goal)
-        if last in parent_walks.ahead and distance.get(last, length) >= length // 2:
-            reused.ahead[last] = parent_walks.ahead[last]
-        if first in parent_walks.behind and distance.get(first, length) >= length - length // 2:
-            reused.behind[first] = parent_walks.behind[first]
-    return kept | _of_goals(reused, redo, length)
+
+class _Parent(NamedTuple):
+    """What the children of one state share: its walks, goal paths and their embedding."""
+
+    walks: Walks
+    paths: dict[str, GoalPath]
+    by_last: dict[str, list[tuple[str, str]]]
+    counts: np.ndarray
+    unseen: int
+    total: int
 
 
 class GoalPathEncoder(Encoder):
@@ -251,26 +293,45 @@ class GoalPathEncoder(Encoder):
     ) -> tuple[np.ndarray, float]:
         out = np.zeros((len(pairs), self.dim), np.float32)
         unseen = total = 0
-        of_parent: dict[tuple[int, frozenset[str]], tuple[Walks, dict[str, GoalPath]]] = {}  # siblings share it
+        of_parent: dict[tuple[int, frozenset[str]], _Parent] = {}  # siblings share it
         for row, (task, state) in enumerate(pairs):
             self._check_task(task)
             parent = parents[row] if parents is not None else None
             if parent is None:
-                paths = goal_paths_of_each(task, state, self.length)
+                counts, row_unseen, row_total = self._counts(goal_paths_of_each(task, state, self.length).values())
+                out[row] = counts
             else:
                 if (id(task), parent) not in of_parent:
                     walks = Walks.of(task, parent)
-                    of_parent[(id(task), parent)] = walks, goal_paths_of_each(task, parent, self.length, walks)
-                walks, parent_paths = of_parent[(id(task), parent)]
-                paths = derived_goal_paths(task, parent, parent_paths, state, self.length, walks)
-            for key, count in collections.Counter(paths.values()).items():
-                total += count
-                column = self.vocabulary.get(key)
-                if column is None:
-                    unseen += count
-                else:
-                    out[row, column] = count
+                    paths = goal_paths_of_each(task, parent, self.length, walks)
+                    of_parent[(id(task), parent)] = _Parent(
+                        walks, paths, _goals_by_last(task), *self._counts(paths.values())
+                    )
+                known = of_parent[(id(task), parent)]
+                gone, paths = goal_path_change(
+                    task, parent, known.paths, state, self.length, known.walks, known.by_last
+                )
+                dropped, dropped_unseen, dropped_total = self._counts(known.paths[goal] for goal in gone)
+                counts, row_unseen, row_total = self._counts(paths.values())
+                out[row] = known.counts - dropped + counts
+                row_unseen += known.unseen - dropped_unseen
+                row_total += known.total - dropped_total
+            unseen += row_unseen
+            total += row_total
         return out, unseen / total if total else 0.0
+
+    def _counts(self, paths: Iterable[GoalPath]) -> tuple[np.ndarray, int, int]:
+        """The embedding of these goal paths, how many fall outside the vocabulary, and how many in all."""
+        counts = np.zeros(self.dim, np.float32)
+        unseen = total = 0
+        for key in paths:
+            total += 1
+            column = self.vocabulary.get(key)
+            if column is None:
+                unseen += 1
+            else:
+                counts[column] += 1
+        return counts, unseen, total
 
     def embed_goals(self, tasks: Sequence[Task]) -> np.ndarray:
         return np.zeros((len(tasks), self.dim), np.float32)

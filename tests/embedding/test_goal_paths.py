@@ -114,10 +114,13 @@ def test_derived_from_the_parent_they_are_the_paths_computed_afresh(tmp_path, do
             walks = Walks.of(task, named)
             parent_paths = goal_paths_of_each(task, named, length, walks)
             assert derived_goal_paths(task, named, parent_paths, child, length, walks) == derived
-    paths = GoalPathEncoder.fit(domain, [(task, [child for _, child in pairs])], length=4)
     pairs_of_task = [(task, child) for _, child in pairs]
-    with_parents = paths.embed(pairs_of_task, [parent for parent, _ in pairs])
-    assert np.array_equal(with_parents, paths.embed(pairs_of_task)) and with_parents.any()
+    for fitted_on in (pairs, pairs[:1]):  # the second leaves paths outside the vocabulary
+        paths = GoalPathEncoder.fit(domain, [(task, [child for _, child in fitted_on])], length=4)
+        with_parents, unseen = paths.embed_with_unseen(pairs_of_task, [parent for parent, _ in pairs])
+        afresh, unseen_afresh = paths.embed_with_unseen(pairs_of_task)
+        assert np.array_equal(with_parents, afresh) and with_parents.any() and unseen == unseen_afresh
+    assert unseen > 0
 
 
 def _walked_paths(task, state, length):
