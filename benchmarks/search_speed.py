@@ -5,14 +5,18 @@
 
 Problems: `--set=speed` (default), a fixed set of our own larger problems (Logistics up to 6 cities
 and 24 packages, Blocks, VisitAll), written seeded under `<workdir>/problems/<domain>/<set>/` from the
-generator specs of `benchmarks/own_problems.py` (plus the few sizes named here); or `--problems=
-<domain>:<problem.pddl>,...` with `--domain_files=<domain>:<domain.pddl>,...`.
+generator specs of `benchmarks/own_problems.py` (plus the few sizes named here); with `--ipc_root=<a
+benchmark in IPC layout>` also our own problems for two of its domain files (blocksworld, ferry), at
+sizes between its medium and hard test problems; or `--problems=<domain>:<problem.pddl>,...` with
+`--domain_files=<domain>:<domain.pddl>,...`.
 
 Ours (`ours`): the run of `--config` (`{domain}` is replaced; default the recommended per-domain
 configuration), trained once with seed `--seed` on `--pddl_root` into `<workdir>/runs/<domain>/` (reused;
-or `--run=<domain>:<workdir>,...`). Each problem is decoded alone, in a fresh process pinned to
-`--cores` cores with every thread count at one, under `decode.time_limit=--time_limit`; `--decode=
-name=value,...` overrides decoding settings (a row per setting is a run per value). It reports
+or `--run=<domain>:<workdir>,...`); for the domains of `--ipc_root`, the recommended recipe with selection,
+on that domain's training problems only (`<workdir>/runs/<domain>/run/`). Each problem is decoded alone,
+in a fresh process pinned to `--cores` cores with every thread count at one, under
+`decode.time_limit=--time_limit`; `--decode=name=value,...` overrides decoding settings (a row per
+setting is a run per value). It reports
 expansions and generated nodes per second, the seconds to solve (wall clock, and the process's CPU
 time, which a loaded machine changes less), the peak resident memory of that process and the bytes
 per generated node (the peak less the memory before decoding, over the generated nodes), and where
@@ -24,7 +28,8 @@ included), and expansions per second of search time from its log.
 
 The plans' sha256 over the problems (`benchmarks.common.plans_digest`) is printed for ours, so that a pure
 speed change can show the same plans. Rows also go to `<workdir>/results.jsonl` (one JSON object per
-planner and problem, appended). It never plans for a test split of `--pddl_root`.
+planner and problem, appended). It never plans for a test split of `--pddl_root` or a test problem of
+`--ipc_root`.
 """
 
 from __future__ import annotations
@@ -47,13 +52,14 @@ from absl import flags
 
 from benchmarks.common import load_line, plans_digest, print_columns, print_header
 from benchmarks.own_problems import OWN_PROBLEMS, write_own_problems
+from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
 from statecentric_jax.cli import run_main
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import sweep
 from statecentric_jax.learning.ensemble import load_run
 from statecentric_jax.learning.train import CONFIG_FILE
-from statecentric_jax.method import pipeline
+from statecentric_jax.method import pipeline, selection
 from statecentric_jax.method.evaluation import check_plan, cost_to_go_for
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import fast_downward, generators
@@ -76,6 +82,7 @@ _PLANNERS = flags.DEFINE_list("planners", ["ours", "lama_first", "gbfs_ff"], "Pl
 _TIME_LIMIT = flags.DEFINE_float("time_limit", 300.0, "Seconds per problem and planner.", lower_bound=1)
 _MEMORY_LIMIT = flags.DEFINE_integer("memory_limit_mb", 8000, "Memory per problem and planner (MB).", lower_bound=1)
 _DECODE = flags.DEFINE_list("decode", [], "Ours: decoding settings name=value (DecodeConfig fields).")
+_IPC_ROOT = flags.DEFINE_string("ipc_root", "", "A benchmark in IPC layout: its blocksworld and ferry join --set.")
 _CORES = flags.DEFINE_integer("cores", 1, "Ours: cores the decoding process may run on (0: all).", lower_bound=0)
 
 FD_SEARCHES = {"gbfs_ff": fast_downward.GBFS_FF, "lama_first": fast_downward.LAMA_FIRST}
@@ -92,6 +99,13 @@ SETS: dict[str, dict[str, list[Any]]] = {
         "visitall": [("large", 0), ("large", 4)],  # 14 x 14 and 16 x 16
     },
 }
+# Our own problems for domain files of an IPC-layout benchmark (--ipc_root): (generator, arguments).
+IPC_SETS: dict[str, dict[str, list[Any]]] = {
+    "speed": {
+        "blocksworld": [("ipc_blocksworld", dict(n=n, seed=1)) for n in (60, 100)],
+        "ferry": [("ipc_ferry", dict(cars=c, locations=c // 2, seed=1)) for c in (40, 100)],
+    },
+}
 THREADS_ONE = {
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
@@ -102,13 +116,12 @@ STATS_PHASES = ("successors", "embedding", "cost_to_go", "distances", "model", "
 
 
 def fixed_set(name: str, root: pathlib.Path) -> list[tuple[str, pathlib.Path, pathlib.Path]]:
-    """The named set's problems as (domain, domain file, problem file), written (deterministically) under root."""
+    """The named set's problems as (domain, domain file, problem file), written (deterministically) under root;
+    with --ipc_root, also those of its domain files."""
     if name not in SETS:
         raise InputError("--set", f"unknown set '{name}' (use {', '.join(SETS)})")
     problems = []
     for domain, entries in SETS[name].items():
-        folder = root / domain / name
-        folder.mkdir(parents=True, exist_ok=True)
         write_text(root / domain / "domain.pddl", domain_text(domain))
         for entry in entries:
             if entry[0] in OWN_PROBLEMS:
@@ -116,12 +129,22 @@ def fixed_set(name: str, root: pathlib.Path) -> list[tuple[str, pathlib.Path, pa
                 write_own_problems(root, domain, split)
                 problem = root / domain / split / f"{domain}-{split}-{index:02d}.pddl"
             else:
-                generator, arguments = entry
-                stem = "-".join(f"{k}{v}" for k, v in arguments.items() if k != "locations_per_city")
-                problem = folder / f"{domain}-{stem}.pddl"
-                write_text(problem, getattr(generators, generator)(**arguments, name=problem.stem))
+                problem = _generated(root / domain / name, domain, *entry)
             problems.append((domain, root / domain / "domain.pddl", problem))
+    if _IPC_ROOT.value:
+        for domain, entries in IPC_SETS.get(name, {}).items():
+            domain_file = pathlib.Path(_IPC_ROOT.value) / domain / "domain.pddl"
+            if not domain_file.is_file():
+                raise InputError("--ipc_root", f"{domain_file}: no such domain file")
+            problems += [(domain, domain_file, _generated(root / domain / name, domain, *entry)) for entry in entries]
     return problems
+
+
+def _generated(folder: pathlib.Path, domain: str, generator: str, arguments: dict[str, Any]) -> pathlib.Path:
+    stem = "-".join(f"{k}{v}" for k, v in arguments.items() if k != "locations_per_city")
+    problem = folder / f"{domain}-{stem}.pddl"
+    write_text(problem, getattr(generators, generator)(**arguments, name=problem.stem))
+    return problem
 
 
 def named_problems() -> list[tuple[str, pathlib.Path, pathlib.Path]]:
@@ -160,11 +183,19 @@ def decode_overrides() -> dict[str, Any]:
 
 
 def trained_run(domain: str) -> str:
-    """The run ours decodes with: --run's, or the --config trained once into the workdir."""
+    """The run ours decodes with: --run's, the recommended recipe trained once on the training problems of
+    an --ipc_root domain, or the --config trained once into the workdir."""
     runs = dict(_pair("--run", item) for item in _RUN.value)
     if domain in runs:
         return runs[domain]
     workdir = pathlib.Path(_WORKDIR.value) / "runs" / domain
+    if _IPC_ROOT.value and any(domain in domains for domains in IPC_SETS.values()):
+        if not (workdir / selection.RUN_DIR / CONFIG_FILE).exists():
+            config = config_lib.recommended()
+            config.seed, config.data.cache_dir = _SEED.value, str(workdir / "cache")
+            print(f"training {domain} (recommended, seed {_SEED.value}) into {workdir}", flush=True)
+            selection.train_domain(_IPC_ROOT.value, domain, workdir, config)
+        return str(workdir / selection.RUN_DIR)
     if not (workdir / CONFIG_FILE).exists():
         path = pathlib.Path(_CONFIG.value.format(domain=domain))
         if not path.is_file():

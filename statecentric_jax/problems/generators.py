@@ -7,6 +7,11 @@ paper's p04 files) airplanes `a0..`, cities `c0..`, trucks `t0..` (truck `tI` se
 city `cI`), locations `lI-J` of city `cI` with `lI-0` its airport, packages `p0..`;
 visitall cells `loc-xI-yJ`, exactly as in the paper's visitall-from-everywhere files.
 
+Two generators write problems for domain files of the IPC 2023 learning track, which is not
+bundled (pass its domain file where the problem is read): `ipc_blocksworld` (blocks `b1..bN`,
+its predicate names `on-table` and `arm-empty`) and `ipc_ferry` (cars `car1..`, locations `loc1..`,
+typed).
+
 `DATASET` reproduces the paper's dataset table (tab:dataset_stats) split by split, and
 `write_dataset` lays it out as a PDDL root (see `layout`).
 """
@@ -34,12 +39,13 @@ def _atom(*terms: str) -> str:
 
 
 def _pddl(domain: str, name: str, problem: Problem) -> str:
-    """Problem text in the layout of the paper's visitall files (one atom a line)."""
+    """Problem text in the layout of the paper's visitall files (one atom a line); `domain` as in the
+    domain file's `(define (domain ...))`."""
     objects, init, goal = problem
     return "\n".join(
         [
             f"(define (problem {name})",
-            f"  (:domain {PDDL_NAMES[domain]})",
+            f"  (:domain {domain})",
             f"  (:objects {' '.join(objects)})",
             "  (:init",
             *(f"    {atom}" for atom in init),
@@ -158,13 +164,41 @@ def _sample_visitall(rng: random.Random, w: int, h: int) -> Problem:
 
 def blocks(n: int, seed: int | str = 0, name: str | None = None) -> str:
     """n blocks in random towers; the goal lists every on/ontable atom of other random towers."""
-    return _pddl("blocks", name or _STEMS["blocks"].format(n=n), _sample_blocks(random.Random(seed), n))
+    return _pddl(PDDL_NAMES["blocks"], name or _STEMS["blocks"].format(n=n), _sample_blocks(random.Random(seed), n))
+
+
+def ipc_blocksworld(n: int, seed: int | str = 0, name: str | None = None) -> str:
+    """`blocks(n, seed)` in the predicate names of the IPC 2023 learning track's blocksworld domain file."""
+    renamed = {"ontable": "on-table", "handempty": "arm-empty"}
+    objects, init, goal = _sample_blocks(random.Random(seed), n)
+    init, goal = ([_renamed(atom, renamed) for atom in atoms] for atoms in (init, goal))
+    return _pddl("blocksworld", name or f"blocksworld-{n}", (objects, init, goal))
+
+
+def _renamed(atom: str, names: dict[str, str]) -> str:
+    predicate, *args = atom.strip("()").split()
+    return _atom(names.get(predicate, predicate), *args)
+
+
+def ipc_ferry(cars: int, locations: int, seed: int | str = 0, name: str | None = None) -> str:
+    """A problem for the IPC 2023 learning track's ferry domain file: the ferry empty, it and every car at a
+    random location, each car's goal a random location."""
+    if locations < 2 or cars < 1:
+        raise ValueError(f"ferry needs a car and two locations, got {cars} and {locations}")
+    rng = random.Random(seed)
+    car_names = [f"car{i}" for i in range(1, cars + 1)]
+    places = [f"loc{i}" for i in range(1, locations + 1)]
+    objects = [*car_names, "-", "car", *places, "-", "location"]
+    init = ["(empty-ferry)", _atom("at-ferry", rng.choice(places))]
+    init += [_atom("at", car, rng.choice(places)) for car in car_names]
+    goal = [_atom("at", car, rng.choice(places)) for car in car_names]
+    return _pddl("ferry", name or f"ferry-{cars}-{locations}", (objects, init, goal))
 
 
 def gripper(n_balls: int, n_rooms: int = 2, seed: int | str = 0, name: str | None = None) -> str:
     """IPC gripper for 2 rooms; with more, random ball and robot rooms and a new room for every ball."""
     text_name = name or _STEMS["gripper"].format(n_balls=n_balls, n_rooms=n_rooms)
-    return _pddl("gripper", text_name, _sample_gripper(random.Random(seed), n_balls, n_rooms))
+    return _pddl(PDDL_NAMES["gripper"], text_name, _sample_gripper(random.Random(seed), n_balls, n_rooms))
 
 
 def logistics(
@@ -181,12 +215,14 @@ def logistics(
         cities=cities, locations_per_city=locations_per_city, packages=packages, airplanes=airplanes, goals=goals
     )
     problem = _sample_logistics(random.Random(seed), **size)
-    return _pddl("logistics", name or _STEMS["logistics"].format(**size), problem)
+    return _pddl(PDDL_NAMES["logistics"], name or _STEMS["logistics"].format(**size), problem)
 
 
 def visitall(w: int, h: int, start: tuple[int, int], name: str | None = None) -> str:
     """A w x h grid to visit from `start` = (x, y), as the paper's visitall-from-everywhere files."""
-    return _pddl("visitall", name or f"grid-{w}-{h}-start-{start[0]}-{start[1]}", _visitall_problem(w, h, start))
+    return _pddl(
+        PDDL_NAMES["visitall"], name or f"grid-{w}-{h}-start-{start[0]}-{start[1]}", _visitall_problem(w, h, start)
+    )
 
 
 _SAMPLERS: dict[str, Callable[..., Problem]] = {
@@ -297,7 +333,7 @@ def generate_split(domain: str, split: str, seed: int = 0) -> list[tuple[str, st
         else:
             raise ValueError(f"{stem}: could not draw {count} distinct problems")
         for index, problem in enumerate(found.values(), 1):
-            files.append((f"{stem}-s{index:02d}.pddl", _pddl(domain, f"{stem}-s{index:02d}", problem)))
+            files.append((f"{stem}-s{index:02d}.pddl", _pddl(PDDL_NAMES[domain], f"{stem}-s{index:02d}", problem)))
     return sorted(files)
 
 

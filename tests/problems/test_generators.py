@@ -18,6 +18,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 PAPER = (
     pathlib.Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "paper-splits"
 )  # ../shared beside the clone
+IPC = PAPER.parent / "ipc2023-learning"
 PAPER_FOLDERS = {
     "blocks": "blocks",
     "gripper": "gripper",
@@ -142,6 +143,20 @@ def test_gripper_with_more_rooms_moves_every_ball(tmp_path):
     task = load_text(tmp_path, "gripper", generators.gripper(6, n_rooms=4, seed=2))
     assert not task.goal & task.init
     assert len(task.missing_goal(task.init)) == 6
+
+
+@pytest.mark.skipif(not IPC.is_dir(), reason="the IPC 2023 learning track is not on this machine")
+def test_problems_for_ipc_domain_files_load_and_are_solvable(tmp_path):
+    for domain, text in (
+        ("blocksworld", generators.ipc_blocksworld(5, seed=3)),
+        ("ferry", generators.ipc_ferry(3, 4, seed=3)),
+    ):
+        (tmp_path / "p.pddl").write_text(text)
+        task = load_task(IPC / domain / "domain.pddl", tmp_path / "p.pddl")
+        assert task.domain_name == domain and bfs_plan_length(task)
+    assert generators.ipc_ferry(3, 4, seed=3) != generators.ipc_ferry(3, 4, seed=4)
+    renamed = generators.ipc_blocksworld(6, seed=1).replace("on-table", "ontable").replace("arm-empty", "handempty")
+    assert renamed.split("(:objects")[1] == generators.blocks(6, seed=1).split("(:objects")[1]
 
 
 IMPOSSIBLE = [
