@@ -122,6 +122,7 @@ def fixed_set(name: str, root: pathlib.Path) -> list[tuple[str, pathlib.Path, pa
         raise InputError("--set", f"unknown set '{name}' (use {', '.join(SETS)})")
     problems = []
     for domain, entries in SETS[name].items():
+        (root / domain).mkdir(parents=True, exist_ok=True)
         write_text(root / domain / "domain.pddl", domain_text(domain))
         for entry in entries:
             if entry[0] in OWN_PROBLEMS:
@@ -143,6 +144,7 @@ def fixed_set(name: str, root: pathlib.Path) -> list[tuple[str, pathlib.Path, pa
 def _generated(folder: pathlib.Path, domain: str, generator: str, arguments: dict[str, Any]) -> pathlib.Path:
     stem = "-".join(f"{k}{v}" for k, v in arguments.items() if k != "locations_per_city")
     problem = folder / f"{domain}-{stem}.pddl"
+    folder.mkdir(parents=True, exist_ok=True)
     write_text(problem, getattr(generators, generator)(**arguments, name=problem.stem))
     return problem
 
