@@ -187,10 +187,12 @@ def _goals_by_last(task: Task) -> dict[str, list[tuple[str, str]]]:
 
 class Change(NamedTuple):
     """How a state's goal paths differ from its parent's: the goals whose parent path no longer counts
-    (reached, or near the change), and the paths of the unreached goals walked again."""
+    (reached, or near the change), the paths of the unreached goals walked again, and the state's walks
+    (its graph, and the halves taken or kept for those goals)."""
 
     gone: list[str]
     paths: dict[str, GoalPath]
+    walks: Walks
 
 
 def goal_path_change(
@@ -234,7 +236,7 @@ def goal_path_change(
             reused.ahead[last] = parent_walks.ahead[last]
         if first in parent_walks.behind and distance.get(first, length) >= length - length // 2:
             reused.behind[first] = parent_walks.behind[first]
-    return Change(gone, _of_goals(reused, sorted(redo), length))
+    return Change(gone, _of_goals(reused, sorted(redo), length), reused)
 
 
 def derived_goal_paths(
@@ -246,14 +248,19 @@ def derived_goal_paths(
     parent_walks: Walks | None = None,
 ) -> dict[str, GoalPath]:
     """`goal_paths_of_each(task, state, length)`, from those of a `parent` state (`goal_path_change`)."""
-    gone, paths = goal_path_change(task, parent, parent_paths, state, length, parent_walks)
-    kept = parent_paths.keys() - set(gone)
-    return {goal: parent_paths[goal] for goal in kept} | paths
+    return _applied(parent_paths, goal_path_change(task, parent, parent_paths, state, length, parent_walks))
+
+
+def _applied(parent_paths: dict[str, GoalPath], change: Change) -> dict[str, GoalPath]:
+    kept = parent_paths.keys() - set(change.gone)
+    return {goal: parent_paths[goal] for goal in kept} | change.paths
 
 
 class _Parent(NamedTuple):
     """What the children of one state share: its walks, goal paths and their embedding."""
 
+    task: Task
+    state: frozenset[str]
     walks: Walks
     paths: dict[str, GoalPath]
     by_last: dict[str, list[tuple[str, str]]]
@@ -271,6 +278,7 @@ class GoalPathEncoder(Encoder):
             raise InputError(None, f"goal paths need a length >= 1, not {length}")
         self.length = length
         self.vocabulary = {key: index for index, key in enumerate(vocabulary)}
+        self._last_parent: _Parent | None = None
 
     @classmethod
     def fit(cls, domain: str, tasks_and_trajectories: TasksAndTrajectories, length: int) -> GoalPathEncoder:
@@ -302,13 +310,9 @@ class GoalPathEncoder(Encoder):
                 out[row] = counts
             else:
                 if (id(task), parent) not in of_parent:
-                    walks = Walks.of(task, parent)
-                    paths = goal_paths_of_each(task, parent, self.length, walks)
-                    of_parent[(id(task), parent)] = _Parent(
-                        walks, paths, _goals_by_last(task), *self._counts(paths.values())
-                    )
+                    of_parent[(id(task), parent)] = self._last_parent = self._parent(task, parent)
                 known = of_parent[(id(task), parent)]
-                gone, paths = goal_path_change(
+                gone, paths, _ = goal_path_change(
                     task, parent, known.paths, state, self.length, known.walks, known.by_last
                 )
                 dropped, dropped_unseen, dropped_total = self._counts(known.paths[goal] for goal in gone)
@@ -319,6 +323,18 @@ class GoalPathEncoder(Encoder):
             unseen += row_unseen
             total += row_total
         return out, unseen / total if total else 0.0
+
+    def _parent(self, task: Task, state: frozenset[str]) -> _Parent:
+        """A parent's walks and paths: derived from the last parent's when of the same task (a search expands
+        states near each other), else walked afresh."""
+        last = self._last_parent
+        if last is not None and last.task is task:
+            change = goal_path_change(task, last.state, last.paths, state, self.length, last.walks, last.by_last)
+            walks, paths, by_last = change.walks, _applied(last.paths, change), last.by_last
+        else:
+            walks = Walks.of(task, state)
+            paths, by_last = goal_paths_of_each(task, state, self.length, walks), _goals_by_last(task)
+        return _Parent(task, state, walks, paths, by_last, *self._counts(paths.values()))
 
     def _counts(self, paths: Iterable[GoalPath]) -> tuple[np.ndarray, int, int]:
         """The embedding of these goal paths, how many fall outside the vocabulary, and how many in all."""

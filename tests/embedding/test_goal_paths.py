@@ -114,12 +114,22 @@ def test_derived_from_the_parent_they_are_the_paths_computed_afresh(tmp_path, do
             walks = Walks.of(task, named)
             parent_paths = goal_paths_of_each(task, named, length, walks)
             assert derived_goal_paths(task, named, parent_paths, child, length, walks) == derived
+    far = [(pairs[i][0], pairs[-1 - i][1]) for i in range(len(pairs))]  # states far apart: the same holds
+    for parent, state in far:
+        derived = derived_goal_paths(task, parent, goal_paths_of_each(task, parent, 4), state, 4)
+        assert derived == goal_paths_of_each(task, state, 4)
     pairs_of_task = [(task, child) for _, child in pairs]
     for fitted_on in (pairs, pairs[:1]):  # the second leaves paths outside the vocabulary
         paths = GoalPathEncoder.fit(domain, [(task, [child for _, child in fitted_on])], length=4)
         with_parents, unseen = paths.embed_with_unseen(pairs_of_task, [parent for parent, _ in pairs])
         afresh, unseen_afresh = paths.embed_with_unseen(pairs_of_task)
         assert np.array_equal(with_parents, afresh) and with_parents.any() and unseen == unseen_afresh
+        # parents derived from the parent embedded before them, in a search's order and out of it
+        shuffled = random.Random(0).sample(pairs, len(pairs))
+        in_one_call = paths.embed([(task, child) for _, child in shuffled], [parent for parent, _ in shuffled])
+        one_at_a_time = np.concatenate([paths.embed([(task, child)], [parent]) for parent, child in shuffled])
+        assert np.array_equal(in_one_call, paths.embed([(task, child) for _, child in shuffled]))
+        assert np.array_equal(one_at_a_time, in_one_call)
     assert unseen > 0
 
 
