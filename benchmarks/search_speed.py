@@ -209,6 +209,19 @@ def trained_run(domain: str) -> str:
     return str(workdir)
 
 
+def peak_resident_bytes() -> int:
+    """This process's peak resident memory (VmHWM). Not `ru_maxrss`: Linux keeps that across exec, so a process
+    spawned by a larger one reports its parent's peak."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # no procfs: may include the parent's
+
+
 def decode_alone(
     run: str, domain_file: str, problem_file: str, overrides: dict[str, Any], cores: int
 ) -> tuple[DecodeResult, dict[str, Any]]:
@@ -225,7 +238,7 @@ def decode_alone(
     cost_to_go = cost_to_go_for(loaded, settings)
     result = decode([task], loaded.model, loaded.encoder, settings, stats=stats, cost_to_go=cost_to_go)[0]
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = peak_resident_bytes()
     result = check_plan(task, result, settings)
     return result, {
         "solved": result.solved,
