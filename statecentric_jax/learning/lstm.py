@@ -189,11 +189,16 @@ class _StrayReads(std_logging.Filter):
         return not record.getMessage().startswith("Future exception was never retrieved")
 
     def unraisable(self, hook: Any) -> Any:
+        """`hook` (for `sys.unraisablehook`) without the reads' closed-loop errors."""
+        if getattr(hook, "drops_stray_reads", False):
+            return hook
+
         def quiet(unraisable: Any) -> None:
             error = unraisable.exc_value
             if not (isinstance(error, RuntimeError) and str(error) == "Event loop is closed"):
                 hook(unraisable)
 
+        quiet.drops_stray_reads = True  # type: ignore[attr-defined]
         return quiet
 
 
@@ -217,9 +222,7 @@ def _without_stray_read_noise() -> Iterator[None]:
     except BaseException:
         if _STRAY_READS not in asyncio_log.filters:
             asyncio_log.addFilter(_STRAY_READS)
-        else:
-            sys.unraisablehook = hook  # already filtered by an earlier failure
-        raise
+        raise  # the hook without the reads' errors stays
     else:
         sys.unraisablehook = hook
     finally:

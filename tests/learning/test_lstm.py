@@ -1,9 +1,11 @@
 """The LSTM transition model: masking, the cell/scan identity, training, determinism, checkpoints."""
 
+import logging
 import os
 import shutil
 import subprocess
 import sys
+import types
 
 import jax
 import jax.numpy as jnp
@@ -183,6 +185,25 @@ def test_corrupt_lstm_checkpoint_is_one_short_line(tmp_path, damage):
     with pytest.raises(lstm.InputError) as info:
         lstm.load(tmp_path / "ckpt", synthetic.DIM, "delta", settings)
     assert len(str(info.value)) < 300 and "\n" not in str(info.value) and "tensorstore" not in str(info.value).lower()
+
+
+def test_after_a_failed_restore_only_the_reads_it_left_behind_stay_silent(tmp_path, monkeypatch):
+    settings = synthetic.model_settings().lstm
+    model = lstm.LSTMModel(lstm.init_params(synthetic.DIM, settings, "delta", 0), synthetic.DIM, 16, 2, "delta")
+    model.save(tmp_path / "ckpt")
+    (tmp_path / "ckpt" / "manifest.ocdbt").write_bytes(b"\x00garbage" * 3)
+    reported: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)
+    with pytest.raises(lstm.InputError):
+        lstm.load(tmp_path / "ckpt", synthetic.DIM, "delta", settings)
+    stray, other = RuntimeError("Event loop is closed"), RuntimeError("something else")
+    for error in (stray, other):
+        sys.unraisablehook(types.SimpleNamespace(exc_value=error))
+    assert [r.exc_value for r in reported] == [other]
+    never_retrieved = logging.LogRecord(
+        "asyncio", logging.ERROR, "", 0, "Future exception was never retrieved", (), None
+    )
+    assert not all(f.filter(never_retrieved) for f in logging.getLogger("asyncio").filters)
 
 
 LOAD = """
