@@ -35,6 +35,9 @@ _TRAINING_MEMORY_LIMIT_MB = flags.DEFINE_integer(
 _JOBS = flags.DEFINE_integer("jobs", 1, "Problems planned at the same time.")
 _WORKDIR = flags.DEFINE_string("workdir", None, "Where runs, plans, records and tables go.")
 _BACKEND = flags.DEFINE_enum("backend", "local", ["local", "ray"], "Plan here, or as Ray tasks.")
+_REPLAN = flags.DEFINE_list(
+    "replan", [], "Planners to plan again where a record matches (after a change to their code, not their settings)."
+)
 flags.mark_flags_as_required(["root", "time_limit", "workdir"])
 
 
@@ -53,6 +56,7 @@ def main(argv):
         training_memory_limit_mb=_TRAINING_MEMORY_LIMIT_MB.value,
         jobs=_JOBS.value,
         backend=_BACKEND.value,
+        replan=_REPLAN.value,
     )
     print(json.dumps(coverage, indent=1))
 

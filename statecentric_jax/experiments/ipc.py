@@ -19,7 +19,8 @@ Output, all under `workdir`:
   <planner>/<domain>/<level>/<pNN>.plan                                     every valid plan, IPC format
 
 Resuming: a record carries a fingerprint of the planner (its search or config), the domain and problem files and
-the limits; a rerun skips every (planner, problem) with a matching record and plans the rest. Records of other
+the limits; a rerun skips every (planner, problem) with a matching record and plans the rest (`--replan` names
+planners to plan again all the same, after a change to their code). Records of other
 selections and limits stay in records.jsonl; the tables show the current selection (the plan files, one per
 (planner, problem), the latest run's: one workdir per set of limits). Errors around the
 planning are retried: our planner's training failed, a planner was killed by a signal not ours (the system's OOM
@@ -668,9 +669,12 @@ def run(
     training_memory_limit_mb: int = TRAINING_LIMITS[1],
     jobs: int = 1,
     backend: str = "local",
+    replan: Sequence[str] = (),
 ) -> dict:
     """Plan every selected test problem with every planner (training ours per domain first, from the training
-    problems only), resuming from `workdir`'s records; writes the tables and returns the coverage per planner."""
+    problems only), resuming from `workdir`'s records; writes the tables and returns the coverage per planner.
+    `replan`: planners whose selected problems are planned again even where a record matches (a record's
+    fingerprint covers the planner's settings, not its code)."""
     root = pathlib.Path(root)
     if not root.is_dir():
         raise InputError("--root", f"{root} is not a directory")
@@ -688,6 +692,9 @@ def run(
         raise InputError("--backend", f"must be local or ray, not {backend!r}")
     selected = select_problems(root, domains, levels, problems)
     chosen = resolve_planners(planners)
+    unknown = sorted(set(replan) - {p.name for p in chosen})
+    if unknown:
+        raise InputError("--replan", f"not among --planners: {', '.join(unknown)}")
     references = reference_costs(root)
     limits = Limits(float(time_limit), int(memory_limit_mb))
     workdir = pathlib.Path(workdir)
@@ -699,7 +706,16 @@ def run(
     with exclusive_lock(workdir, "a benchmark run"), _sigterm_interrupts():
         training_limits = Limits(float(training_time_limit), int(training_memory_limit_mb))
         return _run_locked(
-            root.resolve(), workdir.resolve(), selected, chosen, references, limits, training_limits, jobs, backend
+            root.resolve(),
+            workdir.resolve(),
+            selected,
+            chosen,
+            references,
+            limits,
+            training_limits,
+            jobs,
+            backend,
+            frozenset(replan),
         )
 
 
@@ -734,6 +750,7 @@ def _run_locked(
     training_limits: Limits,
     jobs: int,
     backend: str,
+    replan: frozenset[str],
 ) -> dict:
     records_file = workdir / RECORDS_FILE
     earlier = {  # by (planner, problem) and fingerprint: records of other selections or limits are kept
@@ -769,7 +786,7 @@ def _run_locked(
                     rid = _record_id(planner.name, problem.key)
                     fingerprints[rid] = fingerprint(planner, problem, limits)
                     record = earlier.get((rid, fingerprints[rid]))
-                    if record and not record.get("retry"):
+                    if record and not record.get("retry") and planner.name not in replan:
                         finished[rid] = record
                     elif planner.name in untrained:
                         on_done(rid, {**_error_record(planner, problem, untrained[planner.name]), "retry": True})

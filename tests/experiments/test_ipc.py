@@ -124,6 +124,19 @@ def test_resumes_per_problem(bench, monkeypatch):
     ipc.run(root, workdir, levels=LEVELS, planners=["lama_first", str(config)], time_limit=60)  # tables as before
 
 
+def test_replan_plans_a_planner_again(bench, monkeypatch):
+    root, config, workdir, _ = bench
+    records = len((workdir / ipc.RECORDS_FILE).read_text().splitlines())
+    planned: list[str] = []
+    original = ipc.solve_one
+    monkeypatch.setattr(ipc, "solve_one", lambda *args: planned.append(args[0].name) or original(*args))
+    ipc.run(root, workdir, levels=LEVELS, planners=["lama_first", str(config)], time_limit=60, replan=["lama_first"])
+    assert planned and set(planned) == {"lama_first"}
+    assert len((workdir / ipc.RECORDS_FILE).read_text().splitlines()) == records  # replaced, not added
+    with pytest.raises(InputError, match="--replan"):
+        ipc.run(root, workdir, levels=LEVELS, planners=["lama_first"], time_limit=60, replan=["gbfs_ff"])
+
+
 def test_limits(bench, tmp_path):
     root, config, workdir, _ = bench
     problem = ipc.Problem("blocks", "hard", "p01", root / "blocks" / "testing" / "hard" / "p01.pddl")
