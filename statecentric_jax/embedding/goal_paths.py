@@ -41,7 +41,8 @@ from statecentric_jax.planning.tasks import Task, atom_arguments, atom_predicate
 Label = str
 Walk = tuple[Label, ...]  # the edge labels along one walk
 GoalPath = tuple[str, tuple[Walk, ...]]  # (goal predicate, its sorted label sequences)
-Edges = dict[str, list[tuple[Label, str, Label]]]  # each object's neighbours: (label, neighbour, label back)
+Neighbours = tuple[tuple[Label, str, Label], ...]  # one object's: (label, neighbour, label back), sorted
+Edges = dict[str, Neighbours]  # each object's neighbours, one shared tuple per content (`_Memo.neighbours`)
 Layers = list[dict[str, set[Walk]]]  # per number of edges k: the nodes k edges from an end, with the walks' labels
 
 
@@ -58,13 +59,13 @@ def _atom_edges(atom: str) -> tuple[tuple[str, Label, str, Label], ...]:
     return tuple(edges)
 
 
-def _edges(atoms: frozenset[str]) -> Edges:
+def _edges(atoms: frozenset[str], memo: _Memo) -> Edges:
     """The object graph of `atoms`."""
-    edges: Edges = collections.defaultdict(list)
+    lists: dict[str, list[tuple[Label, str, Label]]] = collections.defaultdict(list)
     for atom in atoms:
         for source, label, target, back in _atom_edges(atom):
-            edges[source].append((label, target, back))
-    return edges
+            lists[source].append((label, target, back))
+    return {source: memo.neighbours(neighbours) for source, neighbours in lists.items()}
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -74,22 +75,20 @@ def _ends(goal: str) -> tuple[str, str | None, str | None]:
     return atom_predicate(goal), args[0] if args else None, args[-1] if args else None
 
 
-def _changed_edges(edges: Edges, removed: frozenset[str], added: frozenset[str]) -> Edges:
+def _changed_edges(edges: Edges, removed: frozenset[str], added: frozenset[str], memo: _Memo) -> Edges:
     """The object graph of a state from `edges`, that of a state it differs from by the given atoms: only the
-    objects these atoms join get new neighbour lists (whose order differs; walks are read as sets)."""
-    changed = dict(edges)
-    copied: set[str] = set()
+    objects these atoms join get new neighbours."""
+    lists: dict[str, list[tuple[Label, str, Label]]] = {}
     for atoms, came in ((removed, False), (added, True)):
         for atom in atoms:
             for source, label, target, back in _atom_edges(atom):
-                if source not in copied:
-                    changed[source] = list(changed.get(source, ()))
-                    copied.add(source)
+                if source not in lists:
+                    lists[source] = list(edges.get(source, ()))
                 if came:
-                    changed[source].append((label, target, back))
+                    lists[source].append((label, target, back))
                 else:
-                    changed[source].remove((label, target, back))  # one occurrence: atoms may share an edge
-    return changed
+                    lists[source].remove((label, target, back))  # one occurrence: atoms may share an edge
+    return edges | {source: memo.neighbours(neighbours) for source, neighbours in lists.items()}
 
 
 def _layers(edges: Edges, end: str, depth: int, backward: bool) -> Layers:
@@ -119,35 +118,89 @@ def _joined(ahead: Layers, behind: Layers, length: int) -> set[Walk]:
     return found
 
 
+def _region(edges: Edges, end: str, depth: int) -> tuple[Neighbours, ...]:
+    """The neighbours of each object fewer than `depth` edges from `end`, in an order fixed by their contents:
+    all that the walks of `depth` edges from `end` read (`_layers`)."""
+    region, frontier = [edges.get(end, ())], [end]
+    for _ in range(depth - 1):
+        frontier = list(dict.fromkeys(n for node in frontier for _, n, _ in edges.get(node, ())))
+        region += [edges.get(node, ()) for node in frontier]
+    return tuple(region)
+
+
+class _Memo:
+    """What the states of one search share, looked up by content: one neighbours tuple per content, and so
+    the walks' halves by the neighbours they read (`_region`) and the joined paths by their halves. States near
+    each other in a search share most of their halves although their graphs differ (in Satellite, the
+    directions a satellite may turn to are the same in most states). Emptied past `LIMIT` halves or joins."""
+
+    LIMIT = 20_000
+
+    def __init__(self) -> None:
+        self._neighbours: dict[Neighbours, Neighbours] = {}
+        self._layers: dict[tuple[object, ...], tuple[tuple[Neighbours, ...], Layers]] = {}
+        self._joined: dict[tuple[int, int, int], tuple[Layers, Layers, tuple[Walk, ...]]] = {}
+
+    def _bounded(self) -> None:
+        if len(self._layers) >= self.LIMIT or len(self._joined) >= self.LIMIT:
+            self._layers.clear()
+            self._joined.clear()
+
+    def neighbours(self, neighbours: list[tuple[Label, str, Label]]) -> Neighbours:
+        """The shared tuple of these neighbours (sorted: walks are read as sets)."""
+        key = tuple(sorted(neighbours))
+        return self._neighbours.setdefault(key, key)
+
+    def layers(self, edges: Edges, end: str, depth: int, backward: bool) -> Layers:
+        """`_layers`, taken once per region (kept with the key, so that the ids in it stay those of its
+        tuples)."""
+        region = _region(edges, end, depth)
+        key = (end, depth, backward, *map(id, region))
+        if key not in self._layers:
+            self._bounded()
+            self._layers[key] = region, _layers(edges, end, depth, backward)
+        return self._layers[key][1]
+
+    def joined(self, ahead: Layers, behind: Layers, length: int) -> tuple[Walk, ...]:
+        """`_joined`, sorted, once per pair of halves (kept with the key, as in `layers`)."""
+        key = (id(ahead), id(behind), length)
+        if key not in self._joined:
+            self._bounded()
+            self._joined[key] = ahead, behind, tuple(sorted(_joined(ahead, behind, length)))
+        return self._joined[key][2]
+
+
 class Walks(NamedTuple):
     """A state's object graph, and the walks' halves taken in it from goals' objects (`_of_goals`): a state
-    derived from it reuses those that its change cannot reach."""
+    derived from it reuses those that its change cannot reach, and shares its memo."""
 
     edges: Edges
     ahead: dict[str, Layers]  # from each goal's last object, length // 2 edges
     behind: dict[str, Layers]  # to each goal's first object, the other length - length // 2 edges
+    memo: _Memo
 
     @classmethod
     def of(cls, task: Task, state: frozenset[str]) -> Walks:
         """The graph of the state and the task's static atoms, no walks taken yet."""
-        return cls(_edges(task.static | state), {}, {})
+        memo = _Memo()
+        return cls(_edges(task.static | state, memo), {}, {}, memo)
 
 
 def _of_goals(walks: Walks, goals: Sequence[str], length: int) -> dict[str, GoalPath]:
     """(predicate, label sequences from the last object to the first) of each of `goals`: walks met halfway,
     each half walked once per object (goals share objects) and kept in `walks`."""
-    edges, ahead, behind = walks
+    edges, ahead, behind, memo = walks
     paths = {}
     for goal in goals:
         predicate, first, last = _ends(goal)
-        found: set[Walk] = set()
+        found: tuple[Walk, ...] = ()
         if first is not None and last is not None:
             if last not in ahead:
-                ahead[last] = _layers(edges, last, length // 2, backward=False)
+                ahead[last] = memo.layers(edges, last, length // 2, backward=False)
             if first not in behind:
-                behind[first] = _layers(edges, first, length - length // 2, backward=True)
-            found = _joined(ahead[last], behind[first], length)
-        paths[goal] = (predicate, tuple(sorted(found)))
+                behind[first] = memo.layers(edges, first, length - length // 2, backward=True)
+            found = memo.joined(ahead[last], behind[first], length)
+        paths[goal] = (predicate, found)
     return paths
 
 
@@ -175,14 +228,16 @@ def _distances(edges: Edges, sources: set[str], depth: int) -> dict[str, int]:
     return distance
 
 
-def _goals_by_last(task: Task) -> dict[str, list[tuple[str, str]]]:
-    """The task's fluent goal atoms with arguments, each with its first object, by their last object."""
-    by_last: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)
+def _goals_by_end(task: Task) -> dict[str, list[tuple[str, str]]]:
+    """The task's fluent goal atoms with arguments by each of their two end objects (first and last), each
+    with its other end."""
+    by_end: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)
     for goal in task.fluent_goal:
         _, first, last = _ends(goal)
         if first is not None and last is not None:
-            by_last[last].append((goal, first))
-    return by_last
+            by_end[last].append((goal, first))
+            by_end[first].append((goal, last))
+    return by_end
 
 
 class Change(NamedTuple):
@@ -202,7 +257,7 @@ def goal_path_change(
     state: frozenset[str],
     length: int,
     parent_walks: Walks | None = None,
-    by_last: dict[str, list[tuple[str, str]]] | None = None,
+    by_end: dict[str, list[tuple[str, str]]] | None = None,
 ) -> Change:
     """The goal paths of `state` as a change to those of a `parent` state it differs from in a few atoms
     (`parent_paths = goal_paths_of_each(task, parent, length, parent_walks)`), in time that grows with the
@@ -214,22 +269,35 @@ def goal_path_change(
     objects lie farther keeps the parent's paths; in Logistics that is every goal but those of the
     packages and locations in the one or two cities an action touches. Likewise the walks of at most
     d edges from an object at least d edges away from every changed atom's object are the parent's.
-    `by_last`: `_goals_by_last(task)`, computed once for many states."""
+    The distances are taken to `length - 2` edges only (past that, a search reaches the many objects
+    near hubs such as Satellite's modes): an end `length - 1` edges away counts only beside an end of
+    distance 0, so it is told by its neighbours. `by_end`: `_goals_by_end(task)`, computed once for many
+    states."""
     removed, added = parent - state, state - parent
     if parent_walks is None:
         parent_walks = Walks.of(task, parent)
-    if by_last is None:
-        by_last = _goals_by_last(task)
-    edges = _changed_edges(parent_walks.edges, removed - task.static, added)  # static atoms stay, named or not
+    if by_end is None:
+        by_end = _goals_by_end(task)
+    edges = _changed_edges(parent_walks.edges, removed - task.static, added, parent_walks.memo)  # static stay
     changed = {obj for atoms in (removed, added) for atom in atoms for obj in atom_arguments(atom)}
-    distance = _distances(edges, changed, length - 1)
+    depth = max(length - 2, 0)
+    distance = _distances(edges, changed, depth)
+
+    def near(from_end: int, other_end: str) -> bool:
+        if other_end in distance:
+            return from_end + distance[other_end] <= length - 1
+        # farther than depth: length - 1 edges away where a neighbour is depth edges away
+        return from_end == 0 and length >= 2 and any(distance.get(n) == depth for _, n, _ in edges.get(other_end, ()))
+
     redo = set(removed & task.fluent_goal)  # unreached again: no parent path
-    for end, from_end in distance.items():
-        for goal, other_end in by_last.get(end, ()):
-            if from_end + distance.get(other_end, length) <= length - 1 and goal not in state:
+    for end in distance.keys() & by_end.keys():
+        if distance[end] > (length - 1) // 2:
+            continue  # a goal near the change has an end this near too: found there
+        for goal, other_end in by_end[end]:
+            if goal not in state and near(distance[end], other_end):
                 redo.add(goal)  # near the change
     gone = [goal for goal in added if goal in parent_paths] + [goal for goal in redo if goal in parent_paths]
-    reused = Walks(edges, {}, {})
+    reused = Walks(edges, {}, {}, parent_walks.memo)
     for goal in redo:
         _, first, last = _ends(goal)
         if last in parent_walks.ahead and distance.get(last, length) >= length // 2:
@@ -263,7 +331,7 @@ class _Parent(NamedTuple):
     state: frozenset[str]
     walks: Walks
     paths: dict[str, GoalPath]
-    by_last: dict[str, list[tuple[str, str]]]
+    by_end: dict[str, list[tuple[str, str]]]
     counts: np.ndarray
     unseen: int
     total: int
@@ -313,7 +381,7 @@ class GoalPathEncoder(Encoder):
                     of_parent[(id(task), parent)] = self._last_parent = self._parent(task, parent)
                 known = of_parent[(id(task), parent)]
                 gone, paths, _ = goal_path_change(
-                    task, parent, known.paths, state, self.length, known.walks, known.by_last
+                    task, parent, known.paths, state, self.length, known.walks, known.by_end
                 )
                 dropped, dropped_unseen, dropped_total = self._counts(known.paths[goal] for goal in gone)
                 counts, row_unseen, row_total = self._counts(paths.values())
@@ -329,12 +397,12 @@ class GoalPathEncoder(Encoder):
         states near each other), else walked afresh."""
         last = self._last_parent
         if last is not None and last.task is task:
-            change = goal_path_change(task, last.state, last.paths, state, self.length, last.walks, last.by_last)
-            walks, paths, by_last = change.walks, _applied(last.paths, change), last.by_last
+            change = goal_path_change(task, last.state, last.paths, state, self.length, last.walks, last.by_end)
+            walks, paths, by_end = change.walks, _applied(last.paths, change), last.by_end
         else:
             walks = Walks.of(task, state)
-            paths, by_last = goal_paths_of_each(task, state, self.length, walks), _goals_by_last(task)
-        return _Parent(task, state, walks, paths, by_last, *self._counts(paths.values()))
+            paths, by_end = goal_paths_of_each(task, state, self.length, walks), _goals_by_end(task)
+        return _Parent(task, state, walks, paths, by_end, *self._counts(paths.values()))
 
     def _counts(self, paths: Iterable[GoalPath]) -> tuple[np.ndarray, int, int]:
         """The embedding of these goal paths, how many fall outside the vocabulary, and how many in all."""

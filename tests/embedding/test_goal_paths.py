@@ -10,6 +10,7 @@ from statecentric_jax.embedding.encoders import WLEncoder, WLSettings
 from statecentric_jax.embedding.goal_paths import (
     GoalPathEncoder,
     Walks,
+    _Memo,
     derived_goal_paths,
     goal_paths,
     goal_paths_of_each,
@@ -131,6 +132,23 @@ def test_derived_from_the_parent_they_are_the_paths_computed_afresh(tmp_path, do
         assert np.array_equal(in_one_call, paths.embed([(task, child) for _, child in shuffled]))
         assert np.array_equal(one_at_a_time, in_one_call)
     assert unseen > 0
+
+
+@SMALL_PROBLEMS
+def test_a_search_sharing_its_walks_by_content_embeds_as_afresh(tmp_path, monkeypatch, domain, problem):
+    (tmp_path / "problem.pddl").write_text(problem)
+    task = load_task(domain_file(domain), tmp_path / "problem.pddl")
+    pairs = _search_edges(task, steps=25, seed=4)
+    children, parents = [(task, child) for _, child in pairs], [parent for parent, _ in pairs]
+    paths = GoalPathEncoder.fit(domain, [(task, [child for _, child in pairs])], length=4)
+    afresh = paths.embed(children)
+    for limit in (_Memo.LIMIT, 3):  # the second empties the shared walks many times over
+        monkeypatch.setattr(_Memo, "LIMIT", limit)
+        paths._last_parent = None
+        assert np.array_equal(paths.embed(children, parents), afresh)
+    walks = Walks.of(task, frozenset(task.init))  # the shared walks are keyed on one tuple per neighbours
+    for neighbours in walks.edges.values():
+        assert walks.memo.neighbours(list(reversed(neighbours))) is neighbours
 
 
 def _walked_paths(task, state, length):
