@@ -15,7 +15,9 @@ rest to the first, joined where they meet; each half is walked once per object i
 share objects). In a search each state is embedded with its parent named (`Encoder.embed`), and its
 paths are derived from the parent's (`derived_goal_paths`): its graph is the parent's with the
 changed atoms' edges patched in, only the goals near those atoms are walked again, and only the
-halves that the change can reach; the result is the same.
+halves that the change can reach; the result is the same. The states of one search share their
+halves and joins by content (`_Memo`): a half is walked only where the neighbours it reads are new
+to the search.
 
 On disk: one JSON file with `length` and the vocabulary, each entry a predicate and its sorted
 label sequences (`GoalPathEncoder.load`).
@@ -132,7 +134,7 @@ class _Memo:
     """What the states of one search share, looked up by content: one neighbours tuple per content, and so
     the walks' halves by the neighbours they read (`_region`) and the joined paths by their halves. States near
     each other in a search share most of their halves although their graphs differ (in Satellite, the
-    directions a satellite may turn to are the same in most states). Emptied past `LIMIT` halves or joins."""
+    directions a satellite may turn to are the same in most states). Bounded by `LIMIT` entries a table."""
 
     LIMIT = 20_000
 
@@ -142,14 +144,20 @@ class _Memo:
         self._joined: dict[tuple[int, int, int], tuple[Layers, Layers, tuple[Walk, ...]]] = {}
 
     def _bounded(self) -> None:
-        if len(self._layers) >= self.LIMIT or len(self._joined) >= self.LIMIT:
+        """Room for one more entry: past `LIMIT` in any table, all emptied (the states that hold neighbours
+        tuples from before then miss, and stay right: a key holds the tuples whose ids it names)."""
+        if max(len(self._neighbours), len(self._layers), len(self._joined)) >= self.LIMIT:
+            self._neighbours.clear()
             self._layers.clear()
             self._joined.clear()
 
     def neighbours(self, neighbours: list[tuple[Label, str, Label]]) -> Neighbours:
         """The shared tuple of these neighbours (sorted: walks are read as sets)."""
         key = tuple(sorted(neighbours))
-        return self._neighbours.setdefault(key, key)
+        if key not in self._neighbours:
+            self._bounded()
+            self._neighbours[key] = key
+        return self._neighbours[key]
 
     def layers(self, edges: Edges, end: str, depth: int, backward: bool) -> Layers:
         """`_layers`, taken once per region (kept with the key, so that the ids in it stay those of its

@@ -138,6 +138,9 @@ def test_derived_from_the_parent_they_are_the_paths_computed_afresh(tmp_path, do
 def test_a_search_sharing_its_walks_by_content_embeds_as_afresh(tmp_path, monkeypatch, domain, problem):
     (tmp_path / "problem.pddl").write_text(problem)
     task = load_task(domain_file(domain), tmp_path / "problem.pddl")
+    walks = Walks.of(task, frozenset(task.init))  # the shared walks are keyed on one tuple per neighbours
+    for neighbours in walks.edges.values():
+        assert walks.memo.neighbours(list(reversed(neighbours))) is neighbours
     pairs = _search_edges(task, steps=25, seed=4)
     children, parents = [(task, child) for _, child in pairs], [parent for parent, _ in pairs]
     paths = GoalPathEncoder.fit(domain, [(task, [child for _, child in pairs])], length=4)
@@ -146,9 +149,6 @@ def test_a_search_sharing_its_walks_by_content_embeds_as_afresh(tmp_path, monkey
         monkeypatch.setattr(_Memo, "LIMIT", limit)
         paths._last_parent = None
         assert np.array_equal(paths.embed(children, parents), afresh)
-    walks = Walks.of(task, frozenset(task.init))  # the shared walks are keyed on one tuple per neighbours
-    for neighbours in walks.edges.values():
-        assert walks.memo.neighbours(list(reversed(neighbours))) is neighbours
 
 
 def _walked_paths(task, state, length):
