@@ -266,6 +266,7 @@ def goal_path_change(
     length: int,
     parent_walks: Walks | None = None,
     by_end: dict[str, list[tuple[str, str]]] | None = None,
+    keep: bool = False,
 ) -> Change:
     """The goal paths of `state` as a change to those of a `parent` state it differs from in a few atoms
     (`parent_paths = goal_paths_of_each(task, parent, length, parent_walks)`), in time that grows with the
@@ -273,21 +274,24 @@ def goal_path_change(
 
     A walk of at most `length` edges that the change adds or removes has a first and a last changed
     edge, and its parts before the first and after the last are in both graphs: so its two ends lie
-    within `length - 1` edges of changed atoms' objects in the state's graph, together. A goal whose
+    within `length - 1` edges of changed edges' objects in the state's graph, together. A goal whose
     objects lie farther keeps the parent's paths; in Logistics that is every goal but those of the
     packages and locations in the one or two cities an action touches. Likewise the walks of at most
-    d edges from an object at least d edges away from every changed atom's object are the parent's.
+    d edges from an object at least d edges away from every changed edge's object are the parent's
+    (an atom of fewer than two objects is no edge: it changes no walk).
     The distances are taken to `length - 2` edges only (past that, a search reaches the many objects
     near hubs such as Satellite's modes): an end `length - 1` edges away counts only beside an end of
     distance 0, so it is told by its neighbours. `by_end`: `_goals_by_end(task)`, computed once for many
-    states."""
+    states. `keep`: the change's walks keep every half of the parent's that the change cannot reach, not
+    only the walked goals' (for a state whose many children derive from it)."""
     removed, added = parent - state, state - parent
     if parent_walks is None:
         parent_walks = Walks.of(task, parent)
     if by_end is None:
         by_end = _goals_by_end(task)
-    edges = _changed_edges(parent_walks.edges, removed - task.static, added, parent_walks.memo)  # static stay
-    changed = {obj for atoms in (removed, added) for atom in atoms for obj in atom_arguments(atom)}
+    gained, lost = added, removed - task.static  # static atoms stay, named or not
+    edges = _changed_edges(parent_walks.edges, lost, gained, parent_walks.memo)
+    changed = {obj for atoms in (lost, gained) for atom in atoms for obj, *_ in _atom_edges(atom)}  # edges' ends
     depth = max(length - 2, 0)
     distance = _distances(edges, changed, depth)
 
@@ -306,12 +310,17 @@ def goal_path_change(
                 redo.add(goal)  # near the change
     gone = [goal for goal in added if goal in parent_paths] + [goal for goal in redo if goal in parent_paths]
     reused = Walks(edges, {}, {}, parent_walks.memo)
-    for goal in redo:
-        _, first, last = _ends(goal)
-        if last in parent_walks.ahead and distance.get(last, length) >= length // 2:
-            reused.ahead[last] = parent_walks.ahead[last]
-        if first in parent_walks.behind and distance.get(first, length) >= length - length // 2:
-            reused.behind[first] = parent_walks.behind[first]
+    ends = (
+        (parent_walks.ahead.keys(), parent_walks.behind.keys())
+        if keep
+        else ({_ends(goal)[2] for goal in redo}, {_ends(goal)[1] for goal in redo})
+    )
+    for end in ends[0]:
+        if end in parent_walks.ahead and distance.get(end, length) >= length // 2:
+            reused.ahead[end] = parent_walks.ahead[end]
+    for end in ends[1]:
+        if end in parent_walks.behind and distance.get(end, length) >= length - length // 2:
+            reused.behind[end] = parent_walks.behind[end]
     return Change(gone, _of_goals(reused, sorted(redo), length), reused)
 
 
@@ -405,7 +414,9 @@ class GoalPathEncoder(Encoder):
         states near each other), else walked afresh."""
         last = self._last_parent
         if last is not None and last.task is task:
-            change = goal_path_change(task, last.state, last.paths, state, self.length, last.walks, last.by_end)
+            change = goal_path_change(
+                task, last.state, last.paths, state, self.length, last.walks, last.by_end, keep=True
+            )
             walks, paths, by_end = change.walks, _applied(last.paths, change), last.by_end
         else:
             walks = Walks.of(task, state)
