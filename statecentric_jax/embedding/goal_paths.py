@@ -310,17 +310,14 @@ def goal_path_change(
                 redo.add(goal)  # near the change
     gone = [goal for goal in added if goal in parent_paths] + [goal for goal in redo if goal in parent_paths]
     reused = Walks(edges, {}, {}, parent_walks.memo)
-    ends = (
-        (parent_walks.ahead.keys(), parent_walks.behind.keys())
-        if keep
-        else ({_ends(goal)[2] for goal in redo}, {_ends(goal)[1] for goal in redo})
-    )
-    for end in ends[0]:
-        if end in parent_walks.ahead and distance.get(end, length) >= length // 2:
-            reused.ahead[end] = parent_walks.ahead[end]
-    for end in ends[1]:
-        if end in parent_walks.behind and distance.get(end, length) >= length - length // 2:
-            reused.behind[end] = parent_walks.behind[end]
+    lasts = parent_walks.ahead.keys() if keep else {_ends(goal)[2] for goal in redo}
+    firsts = parent_walks.behind.keys() if keep else {_ends(goal)[1] for goal in redo}
+    for last in parent_walks.ahead.keys() & lasts:
+        if distance.get(last, length) >= length // 2:
+            reused.ahead[last] = parent_walks.ahead[last]
+    for first in parent_walks.behind.keys() & firsts:
+        if distance.get(first, length) >= length - length // 2:
+            reused.behind[first] = parent_walks.behind[first]
     return Change(gone, _of_goals(reused, sorted(redo), length), reused)
 
 
