@@ -295,27 +295,31 @@ def goal_path_change(
     depth = max(length - 2, 0)
     distance = _distances(edges, changed, depth)
 
-    def near(from_end: int, other_end: str) -> bool:
-        if other_end in distance:
-            return from_end + distance[other_end] <= length - 1
-        # farther than depth: length - 1 edges away where a neighbour is depth edges away
-        return from_end == 0 and length >= 2 and any(distance.get(n) == depth for _, n, _ in edges.get(other_end, ()))
-
     redo = set(removed & task.fluent_goal)  # unreached again: no parent path
     for end in distance.keys() & by_end.keys():
-        if distance[end] > (length - 1) // 2:
+        from_end = distance[end]
+        if from_end > (length - 1) // 2:
             continue  # a goal near the change has an end this near too: found there
         for goal, other_end in by_end[end]:
-            if goal not in state and near(distance[end], other_end):
-                redo.add(goal)  # near the change
+            to_other = distance.get(other_end)
+            if to_other is None:  # farther than depth: length - 1 edges away where a neighbour is depth away
+                rim = from_end == 0 and length >= 2
+                near = rim and any(distance.get(n) == depth for _, n, _ in edges.get(other_end, ()))
+            else:
+                near = from_end + to_other <= length - 1
+            if near and goal not in state:
+                redo.add(goal)
     gone = [goal for goal in added if goal in parent_paths] + [goal for goal in redo if goal in parent_paths]
     reused = Walks(edges, {}, {}, parent_walks.memo)
-    lasts = parent_walks.ahead.keys() if keep else {_ends(goal)[2] for goal in redo}
-    firsts = parent_walks.behind.keys() if keep else {_ends(goal)[1] for goal in redo}
-    for last in parent_walks.ahead.keys() & lasts:
+    if keep:
+        lasts, firsts = list(parent_walks.ahead), list(parent_walks.behind)
+    else:
+        lasts = [last for _, _, last in map(_ends, redo) if last in parent_walks.ahead]
+        firsts = [first for _, first, _ in map(_ends, redo) if first in parent_walks.behind]
+    for last in lasts:
         if distance.get(last, length) >= length // 2:
             reused.ahead[last] = parent_walks.ahead[last]
-    for first in parent_walks.behind.keys() & firsts:
+    for first in firsts:
         if distance.get(first, length) >= length - length // 2:
             reused.behind[first] = parent_walks.behind[first]
     return Change(gone, _of_goals(reused, sorted(redo), length), reused)
