@@ -31,7 +31,7 @@ import json
 import os
 import pathlib
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -45,7 +45,9 @@ Walk = tuple[Label, ...]  # the edge labels along one walk
 GoalPath = tuple[str, tuple[Walk, ...]]  # (goal predicate, its sorted label sequences)
 Neighbours = tuple[tuple[Label, str, Label], ...]  # one object's: (label, neighbour, label back), sorted
 Edges = dict[str, Neighbours]  # each object's neighbours, one shared tuple per content (`_Memo.neighbours`)
-Layers = list[dict[str, set[Walk]]]  # per number of edges k: the nodes k edges from an end, with the walks' labels
+Layers = list[
+    dict[str, frozenset[Walk]]
+]  # per number of edges k: the nodes k edges from an end, with the walks' labels
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -93,36 +95,9 @@ def _changed_edges(edges: Edges, removed: frozenset[str], added: frozenset[str],
     return edges | {source: memo.neighbours(neighbours) for source, neighbours in lists.items()}
 
 
-def _layers(edges: Edges, end: str, depth: int, backward: bool) -> Layers:
-    """For k = 0..depth, every object with the label sequences of the walks of k edges from `end` to it
-    (backward: from it to `end`)."""
-    layers: Layers = [{end: {()}}]
-    for _ in range(depth):
-        step: dict[str, set[Walk]] = collections.defaultdict(set)
-        for node, walks in layers[-1].items():
-            for label, neighbour, back in edges.get(node, ()):
-                if backward:
-                    step[neighbour].update((back, *walk) for walk in walks)
-                else:
-                    step[neighbour].update((*walk, label) for walk in walks)
-        layers.append(step)
-    return layers
-
-
-def _joined(ahead: Layers, behind: Layers, length: int) -> set[Walk]:
-    """The label sequences of the walks of 1..`length` edges from the end of `ahead` to that of `behind`: a walk
-    of n edges is its first n // 2 edges (in `ahead`) and the rest (in `behind`), which meet at one object."""
-    found: set[Walk] = set()
-    for n in range(1, length + 1):
-        first, rest = ahead[n // 2], behind[n - n // 2]
-        for node in first.keys() & rest.keys():
-            found.update(head + tail for head in first[node] for tail in rest[node])
-    return found
-
-
 def _region(edges: Edges, end: str, depth: int) -> tuple[Neighbours, ...]:
     """The neighbours of each object fewer than `depth` edges from `end`, in an order fixed by their contents:
-    all that the walks of `depth` edges from `end` read (`_layers`)."""
+    all that the walks of `depth` edges from `end` read (`_Memo.layers`)."""
     region, frontier = [edges.get(end, ())], [end]
     for _ in range(depth - 1):
         frontier = list(dict.fromkeys(n for node in frontier for _, n, _ in edges.get(node, ())))
@@ -134,22 +109,29 @@ class _Memo:
     """What the states of one search share, looked up by content: one neighbours tuple per content, and so
     the walks' halves by the neighbours they read (`_region`) and the joined paths by their halves. States near
     each other in a search share most of their halves although their graphs differ (in Satellite, the
-    directions a satellite may turn to are the same in most states). Bounded by `LIMIT` entries a table."""
+    directions a satellite may turn to are the same in most states). Within and across halves, the sets of
+    walks recur (objects alike, as Rovers' waypoints): each set is extended by a label, or joined to another,
+    once. Bounded by `LIMIT` entries a table and `WALKS` walks in the sets kept."""
 
     LIMIT = 20_000
+    WALKS = 2_000_000
 
     def __init__(self) -> None:
         self._neighbours: dict[Neighbours, Neighbours] = {}
         self._layers: dict[tuple[object, ...], tuple[tuple[Neighbours, ...], Layers]] = {}
         self._joined: dict[tuple[int, int, int], tuple[Layers, Layers, tuple[Walk, ...]]] = {}
+        self._extended: dict[tuple[frozenset[Walk], Label, bool], frozenset[Walk]] = {}
+        self._products: dict[tuple[frozenset[Walk], frozenset[Walk]], frozenset[Walk]] = {}
+        self._walks = 0  # in the sets of `_extended` and `_products`
 
     def _bounded(self) -> None:
-        """Room for one more entry: past `LIMIT` in any table, all emptied (the states that hold neighbours
-        tuples from before then miss, and stay right: a key holds the tuples whose ids it names)."""
-        if max(len(self._neighbours), len(self._layers), len(self._joined)) >= self.LIMIT:
-            self._neighbours.clear()
-            self._layers.clear()
-            self._joined.clear()
+        """Room for one more entry: past a bound, all emptied (the states that hold neighbours tuples from
+        before then miss, and stay right: a key holds the tuples whose ids it names)."""
+        tables: list[dict[Any, Any]] = [self._neighbours, self._layers, self._joined, self._extended, self._products]
+        if max(len(table) for table in tables) >= self.LIMIT or self._walks >= self.WALKS:
+            for table in tables:
+                table.clear()
+            self._walks = 0
 
     def neighbours(self, neighbours: list[tuple[Label, str, Label]]) -> Neighbours:
         """The shared tuple of these neighbours (sorted: walks are read as sets)."""
@@ -160,22 +142,55 @@ class _Memo:
         return self._neighbours[key]
 
     def layers(self, edges: Edges, end: str, depth: int, backward: bool) -> Layers:
-        """`_layers`, taken once per region (kept with the key, so that the ids in it stay those of its
-        tuples)."""
+        """For k = 0..depth, every object with the label sequences of the walks of k edges from `end` to it
+        (backward: from it to `end`); taken once per region (kept with the key, so that the ids in it stay
+        those of its tuples)."""
         region = _region(edges, end, depth)
         key = (end, depth, backward, *map(id, region))
         if key not in self._layers:
+            layers: Layers = [{end: frozenset({()})}]
+            for _ in range(depth):
+                parts: dict[str, list[frozenset[Walk]]] = collections.defaultdict(list)
+                for node, walks in layers[-1].items():
+                    for label, neighbour, back in edges.get(node, ()):
+                        parts[neighbour].append(self._extended_by(walks, back if backward else label, backward))
+                layers.append(
+                    {node: sets[0] if len(sets) == 1 else frozenset().union(*sets) for node, sets in parts.items()}
+                )
             self._bounded()
-            self._layers[key] = region, _layers(edges, end, depth, backward)
+            self._layers[key] = region, layers
         return self._layers[key][1]
 
+    def _extended_by(self, walks: frozenset[Walk], label: Label, backward: bool) -> frozenset[Walk]:
+        key = (walks, label, backward)
+        if key not in self._extended:
+            self._bounded()
+            self._extended[key] = frozenset((label, *walk) if backward else (*walk, label) for walk in walks)
+            self._walks += len(walks)
+        return self._extended[key]
+
     def joined(self, ahead: Layers, behind: Layers, length: int) -> tuple[Walk, ...]:
-        """`_joined`, sorted, once per pair of halves (kept with the key, as in `layers`)."""
+        """The sorted label sequences of the walks of 1..`length` edges from the end of `ahead` to that of
+        `behind`: a walk of n edges is its first n // 2 edges (in `ahead`) and the rest (in `behind`), which
+        meet at one object. Once per pair of halves (kept with the key, as in `layers`)."""
         key = (id(ahead), id(behind), length)
         if key not in self._joined:
+            found: set[Walk] = set()
+            for n in range(1, length + 1):
+                first, rest = ahead[n // 2], behind[n - n // 2]
+                for node in first.keys() & rest.keys():
+                    found |= self._product(first[node], rest[node])
             self._bounded()
-            self._joined[key] = ahead, behind, tuple(sorted(_joined(ahead, behind, length)))
+            self._joined[key] = ahead, behind, tuple(sorted(found))
         return self._joined[key][2]
+
+    def _product(self, heads: frozenset[Walk], tails: frozenset[Walk]) -> frozenset[Walk]:
+        key = (heads, tails)
+        if key not in self._products:
+            self._bounded()
+            self._products[key] = frozenset(head + tail for head in heads for tail in tails)
+            self._walks += len(heads) * len(tails)
+        return self._products[key]
 
 
 class Walks(NamedTuple):
