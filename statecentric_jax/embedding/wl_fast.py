@@ -53,6 +53,7 @@ _T_POS_GOAL, _F_POS_GOAL, _NON_GOAL, _DESCRIPTIONS = 0, 1, 4, 5  # wlplan's ILGF
 _CACHE_BYTES = 256 << 20  # node colours and histograms kept for later states to start from
 DERIVE_NODES = 1 << 20  # node colours (over all layers) of the states derived in one batch
 _ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays
+_DENSE_SHARE = 8  # a derived state keeps a dense row of its own once it differs from its root's in 1/8 of it
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -169,21 +170,48 @@ class Vocabulary:
 
 
 class _Batch:
-    """The states derived in one call: their node colours in one buffer (row r's layer j, node v at
-    offset[r] + j * size + v), their histograms and counts. A state's cache entry is (batch, row)."""
+    """The states derived in one call: their histograms and counts, and their node colours, each row's as
+    a dense row (layer j, node v at j * size + v) and the entries where the row differs from it. A row whose
+    entries would be many holds its dense row itself (in `dense`); the others name another batch's
+    (`root`, `root_offset`), so a child costs the nodes near its changes, not a copy of the whole graph.
+    A state's cache entry is (batch, row). An evicted batch drops its dense rows (`alive` False): rows of
+    other batches that name them can no longer be started from."""
 
-    __slots__ = ("colours", "graphs", "hist", "nbytes", "nodes", "offset", "states", "unseen", "width")
+    __slots__ = (
+        "alive",
+        "dense",
+        "graphs",
+        "hist",
+        "nbytes",
+        "nodes",
+        "overlay_bounds",
+        "overlay_colours",
+        "overlay_positions",
+        "root",
+        "root_offset",
+        "states",
+        "unseen",
+    )
 
-    def __init__(self, graphs, states, colours, offset, width, hist, unseen, nodes):
+    def __init__(self, graphs, states, hist, unseen, nodes, dense, root, root_offset, overlay):
         self.graphs: list[TaskGraph] = graphs
         self.states: list[frozenset[str]] = states
-        self.colours: np.ndarray = colours
-        self.offset: list[int] = offset.tolist()
-        self.width: list[int] = width.tolist()
         self.hist: np.ndarray = hist
         self.unseen: np.ndarray = unseen  # unseen colour occurrences over all layers
         self.nodes: np.ndarray = nodes  # ILG nodes
-        self.nbytes = colours.nbytes + hist.nbytes + _ROW_OVERHEAD * len(states)
+        self.dense: np.ndarray = dense
+        self.root: list[_Batch] = [self if batch is None else batch for batch in root]
+        self.root_offset: list[int] = root_offset
+        positions, colours, bounds = overlay  # row i's entries: [bounds[i], bounds[i + 1])
+        self.overlay_positions: np.ndarray = positions  # row-local (j * size + v), ascending per row
+        self.overlay_colours: np.ndarray = colours
+        self.overlay_bounds: list[int] = bounds.tolist()
+        self.alive = True
+        self.nbytes = dense.nbytes + positions.nbytes + colours.nbytes + hist.nbytes + _ROW_OVERHEAD * len(states)
+
+    def startable(self, row: int) -> bool:
+        """Whether the row's colours are still all here (its dense row not evicted)."""
+        return self.root[row].alive
 
 
 Entry = tuple[_Batch, int]
@@ -291,6 +319,38 @@ def _sorted_unique(values: np.ndarray) -> np.ndarray:
     return values[keep]
 
 
+class _Colours:
+    """The node colours of the states being derived together, row r's at virtual positions offset[r] +
+    j * size[r] + v: a dense row per state (in `dense`, at base[r]) and, sorted by virtual position, the
+    entries where the state differs from it (its start's entries, then what the derivation changed)."""
+
+    def __init__(self, dense: np.ndarray, base: np.ndarray, offset: np.ndarray, keys: np.ndarray, values: np.ndarray):
+        self.dense, self.base, self.offset = dense, base, offset
+        self.keys, self.values = keys, values
+
+    def read(self, r: np.ndarray, local: np.ndarray) -> np.ndarray:
+        """Colours (int64) of rows r at row-local positions."""
+        colours = self.dense[self.base[r] + local].astype(np.int64)
+        if len(self.keys) and len(r):
+            keys = self.offset[r] + local
+            slot = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
+            hit = np.flatnonzero(self.keys[slot] == keys)
+            colours[hit] = self.values[slot[hit]]
+        return colours
+
+    def write(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """Set the colours at virtual positions `keys` (ascending, distinct)."""
+        slot = np.searchsorted(self.keys, keys)
+        there = np.flatnonzero(slot < len(self.keys))
+        there = there[self.keys[slot[there]] == keys[there]]
+        self.values[slot[there]] = values[there]
+        if len(there) < len(keys):
+            new = np.ones(len(keys), bool)
+            new[there] = False
+            self.keys = np.insert(self.keys, slot[new], keys[new])
+            self.values = np.insert(self.values, slot[new], values[new])
+
+
 class FastWL:
     """Embeds (TaskGraph, state) pairs in batches, keeping recent states' colours to start later states from."""
 
@@ -359,8 +419,9 @@ class FastWL:
             start = None
             if parents is not None and parents[row] is not None:
                 start = graph.records.get(parents[row])
-            if start is None:
-                start = graph.last or graph.base
+            if start is None or not start[0].startable(start[1]):
+                last = graph.last
+                start = last if last is not None and last[0].startable(last[1]) else graph.base
             assert start is not None
             start_state = start[0].states[start[1]]
             added, removed = state - start_state, start_state - state
@@ -422,6 +483,7 @@ class FastWL:
         while self._bytes > self._cache_bytes and len(self._batches) > 1:
             batch = self._batches.popleft()
             self._bytes -= batch.nbytes
+            batch.alive, batch.dense = False, batch.dense[:0]
             for graph, state in zip(batch.graphs, batch.states):
                 entry = graph.records.get(state)
                 if entry is not None and entry[0] is batch:
@@ -442,23 +504,25 @@ class FastWL:
             return
         for graph in graphs:
             self._register(graph)
+        count = len(graphs)
         size = np.asarray([graph.size for graph in graphs], np.int64)
         width = size * (self.vocabulary.iterations + 1)
-        none: list[frozenset[str]] = [frozenset()] * len(graphs)
+        none: list[frozenset[str]] = [frozenset()] * count
         empty = _Batch(
             graphs,
             none,
+            np.zeros((count, self.vocabulary.dim), np.float32),
+            np.zeros(count, np.int64),
+            np.zeros(count, np.int64),
             np.full(int(width.sum()), ABSENT, self._colour_type),
-            np.cumsum(width) - width,
-            width,
-            np.zeros((len(graphs), self.vocabulary.dim), np.float32),
-            np.zeros(len(graphs), np.int64),
-            np.zeros(len(graphs), np.int64),
+            [None] * count,
+            (np.cumsum(width) - width).tolist(),
+            (np.zeros(0, np.int32), np.zeros(0, self._colour_type), np.zeros(count + 1, np.int64)),
         )
-        rows = np.repeat(np.arange(len(graphs)), size)
+        rows = np.repeat(np.arange(count), size)
         nodes = _ramp(size)
         colours = np.concatenate([graph.none0 for graph in graphs])
-        bases = self._derive(graphs, none, [(empty, i) for i in range(len(graphs))], rows, nodes, colours=colours)
+        bases = self._derive(graphs, none, [(empty, i) for i in range(count)], rows, nodes, colours=colours)
         for index, graph in enumerate(graphs):
             graph.base = (bases, index)
 
@@ -476,15 +540,16 @@ class FastWL:
 
         A change's colour is `colours`, or the node's colour when present (`came`) or absent.
         Layer j changes only at nodes whose own or a neighbour's layer j-1 colour changed,
-        so only those are recoloured. All rows go together: the starts' colours are copied
-        into one buffer, where row r's node v at layer j sits at offset[r] + j * size[r] + v.
+        so only those are recoloured. All rows go together, their colours read and written
+        through one `_Colours`: the starts' dense rows, and their entries and the changes
+        at virtual positions (row r's node v at layer j is offset[r] + j * size[r] + v).
         """
         vocabulary, count = self.vocabulary, len(graphs)
         size = np.asarray([graph.size for graph in graphs], np.int64)
         width = size * (vocabulary.iterations + 1)
         offset = np.cumsum(width) - width
         node_base = np.asarray([graph.node_base for graph in graphs], np.int64)
-        buffer = np.concatenate([b.colours[b.offset[i] : b.offset[i] + b.width[i]] for b, i in starts])
+        view = self._start_colours(starts, width, offset)
         hist = np.empty((count, vocabulary.dim), np.float32)
         unseen, present = np.empty(count, np.int64), np.empty(count, np.int64)
         for batch, rows_here, batch_rows in _by_batch(starts):
@@ -496,11 +561,12 @@ class FastWL:
         if colours is None:
             where = node_base[r] + v
             colours = np.where(np.asarray(came, bool), self._present0.array[where], self._absent0.array[where])
-        position = offset[r] + v
-        old = buffer[position]
+        order = np.argsort(offset[r] + v, kind="stable")
+        r, v, colours = r[order], v[order], np.asarray(colours, np.int64)[order]
+        old = view.read(r, v)
         keep = colours != old
         r, v, new, old = r[keep], v[keep], colours[keep], old[keep]
-        buffer[position[keep]] = new
+        view.write(offset[r] + v, new)
         present += np.bincount(r[old == ABSENT], minlength=count) - np.bincount(r[new == ABSENT], minlength=count)
         changes = [(r, old, new)]
 
@@ -509,19 +575,18 @@ class FastWL:
             where = node_base[r] + v
             counts = degree[where]
             around = np.repeat(offset[r], counts) + neighbour[np.repeat(first[where], counts) + _ramp(counts)]
-            keys = _sorted_unique(np.concatenate([offset[r] + v, around]))  # buffer offsets at layer 0
+            keys = _sorted_unique(np.concatenate([offset[r] + v, around]))  # virtual positions at layer 0
             r = np.searchsorted(offset, keys, side="right") - 1
             v = keys - offset[r]
-            own = buffer[keys + (j - 1) * size[r]].astype(np.int64)
+            own = view.read(r, (j - 1) * size[r] + v)
             new = own.copy()  # absent stays absent, unseen stays unseen
             refine = np.flatnonzero(own >= 0)
             if len(refine):
-                new[refine] = self._refine(j, buffer, offset, size, node_base, r[refine], v[refine], own[refine])
-            position = keys + j * size[r]
-            old = buffer[position]
+                new[refine] = self._refine(j, view, size, node_base, r[refine], v[refine], own[refine])
+            old = view.read(r, j * size[r] + v)
             keep = new != old
             r, v, new, old = r[keep], v[keep], new[keep], old[keep]
-            buffer[position[keep]] = new
+            view.write(keys[keep] + j * size[r], new)
             changes.append((r, old, new))
 
         r, old, new = (np.concatenate(parts) for parts in zip(*changes))
@@ -530,9 +595,65 @@ class FastWL:
         weights = np.concatenate([np.ones(came_in.sum()), -np.ones(went.sum())])
         hist += np.bincount(flat, weights, minlength=count * vocabulary.dim).reshape(count, vocabulary.dim)
         unseen += np.bincount(r[new == UNSEEN], minlength=count) - np.bincount(r[old == UNSEEN], minlength=count)
-        return _Batch(graphs, states, buffer, offset, width, hist, unseen, present)
+        return self._stored(graphs, states, starts, view, width, hist, unseen, present)
 
-    def _refine(self, j: int, buffer, offset, size, node_base, r, v, own) -> np.ndarray:
+    def _start_colours(self, starts: Sequence[Entry], width: np.ndarray, offset: np.ndarray) -> _Colours:
+        """The starts' colours as one `_Colours`: their dense rows (one batch's array where they all are in one,
+        else copies of the distinct rows) and their entries."""
+        roots = [(batch.root[row], batch.root_offset[row]) for batch, row in starts]
+        if all(root is roots[0][0] for root, _ in roots):
+            dense, base = roots[0][0].dense, np.asarray([at for _, at in roots], np.int64)
+        else:
+            distinct: dict[tuple[int, int], int] = {}
+            pieces, base_list, total = [], [], 0
+            for (root, at), w in zip(roots, width.tolist()):
+                key = (id(root), at)
+                if key not in distinct:
+                    distinct[key] = total
+                    pieces.append(root.dense[at : at + w])
+                    total += w
+                base_list.append(distinct[key])
+            dense, base = np.concatenate(pieces), np.asarray(base_list, np.int64)
+        keys, values = [], []
+        for (batch, row), at in zip(starts, offset.tolist()):
+            lo, hi = batch.overlay_bounds[row], batch.overlay_bounds[row + 1]
+            if hi > lo:
+                keys.append(batch.overlay_positions[lo:hi] + at)
+                values.append(batch.overlay_colours[lo:hi])
+        if keys:
+            return _Colours(dense, base, offset, np.concatenate(keys), np.concatenate(values).astype(np.int64))
+        return _Colours(dense, base, offset, np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+    def _stored(self, graphs, states, starts, view: _Colours, width, hist, unseen, present) -> _Batch:
+        """The derived states as a batch: each row's entries that differ from its start's dense row, or, where
+        those are many, a dense row of its own."""
+        count = len(graphs)
+        keys, values = view.keys, view.values
+        r = np.searchsorted(view.offset, keys, side="right") - 1
+        local = keys - view.offset[r]
+        differs = np.flatnonzero(values != view.dense[view.base[r] + local])
+        r, local, values = r[differs], local[differs], values[differs]
+        entries = np.bincount(r, minlength=count)
+        own = entries * _DENSE_SHARE > width
+        root: list[_Batch | None] = [batch.root[row] for batch, row in starts]
+        root_offset = [batch.root_offset[row] for batch, row in starts]
+        pieces, total = [], 0
+        for i in np.flatnonzero(own).tolist():
+            pieces.append(view.dense[view.base[i] : view.base[i] + width[i]])
+            root[i], root_offset[i] = None, total
+            total += int(width[i])
+        dense = np.concatenate(pieces) if pieces else np.zeros(0, self._colour_type)
+        if pieces:
+            mine = own[r]
+            at = np.asarray(root_offset, np.int64)
+            dense[at[r[mine]] + local[mine]] = values[mine]
+            r, local, values = r[~mine], local[~mine], values[~mine]
+        bounds = np.zeros(count + 1, np.int64)
+        np.cumsum(np.bincount(r, minlength=count), out=bounds[1:])
+        overlay = (local.astype(np.int32), values.astype(self._colour_type), bounds)
+        return _Batch(graphs, states, hist, unseen, present, dense, root, root_offset, overlay)
+
+    def _refine(self, j: int, view: _Colours, size, node_base, r, v, own) -> np.ndarray:
         """Layer-j colours of the nodes (r, v) whose layer j-1 colour `own` is a colour (not absent or unseen).
 
         A key is sorted as wlplan sorts it, as codes label * code_base + colour + 1 offset
@@ -542,8 +663,8 @@ class FastWL:
         where = node_base[r] + v
         counts = self._degree.array[where]
         entries = np.repeat(self._first.array[where], counts) + _ramp(counts)
-        at = np.repeat(offset[r] + (j - 1) * size[r], counts) + self._neighbour.array[entries]
-        colour = buffer[at].astype(np.int64)
+        at = np.repeat(r, counts)
+        colour = view.read(at, (j - 1) * size[at] + self._neighbour.array[entries])
         there = colour != ABSENT
         key = np.repeat(np.arange(len(r)), counts)[there]
         packed = key * vocabulary.span + self._label.array[entries[there]] * vocabulary.code_base + colour[there] + 1

@@ -173,3 +173,56 @@ def test_states_that_do_not_fit_the_problem_are_refused(data_root):
         with pytest.raises(InputError, match=reason):
             encoder.embed([(task, task.init | {atom})])
     assert encoder.embed([(task, task.init | task.static)]).shape == (1, encoder.dim)  # static atoms may be included
+
+
+def engine_for(encoder, tmp_path, cache_bytes):
+    """A FastWL of the encoder's vocabulary, nothing cached."""
+    encoder.save(tmp_path / "encoder.json")
+    return FastWL(Vocabulary.from_wlplan_json(json.loads((tmp_path / "encoder.json").read_text())), cache_bytes)
+
+
+def embed_from_parents(engine, task, calls):
+    """Each call's (state, parent) pairs embedded in one engine call that names the parents."""
+    graph = engine.graph(task)
+    return [engine.embed([(graph, state) for state, _ in call], [parent for _, parent in call])[0] for call in calls]
+
+
+@pytest.mark.parametrize("dense_share", [0, 8, 1 << 30])  # never, sometimes, always a dense row of its own
+@pytest.mark.parametrize("cache_bytes", [0, 1 << 16, 1 << 30])  # evicted starts; some; none
+def test_children_of_children_equal_wlplan(fitted, tmp_path, monkeypatch, dense_share, cache_bytes):
+    """A walk's every state's successors, each derived from its parent, ten generations down; with every
+    entry rewritten, atoms added and removed again (a successor back to its grandparent), and starts whose
+    dense rows were evicted."""
+    encoder, problems = fitted
+    monkeypatch.setattr(wl_fast, "_DENSE_SHARE", dense_share)
+    for seed, task in enumerate(problems):
+        engine = engine_for(encoder, tmp_path, cache_bytes)
+        generator = SuccessorGenerator(task)
+        walk = random_walk(task, 10, seed + 3)
+        calls = [[(task.init, None)]]
+        calls += [[(nxt, state) for _, nxt in generator.successors(state)] for state in walk]
+        for rows, call in zip(embed_from_parents(engine, task, calls), calls):
+            np.testing.assert_array_equal(rows, wlplan_embed(encoder, [(task, state) for state, _ in call])[0])
+
+
+@pytest.mark.parametrize("dense_share", [0, 1 << 30])
+def test_changes_at_graph_borders_equal_wlplan(fitted, tmp_path, monkeypatch, dense_share):
+    """Rows that change their graph's first and last fluent atoms, side by side in one call, then their children,
+    which undo one of those changes and make another: an off-by-one between rows' colours shows here."""
+    encoder, problems = fitted
+    monkeypatch.setattr(wl_fast, "_DENSE_SHARE", dense_share)
+    task = problems[-1]
+    engine = engine_for(encoder, tmp_path, 1 << 30)
+    graph = engine.graph(task)
+    fluent = graph.node.keys() - set(task.objects) - task.static  # wlplan's states always hold the statics
+    atoms = sorted(fluent, key=graph.node.__getitem__)
+    first, middle, last = atoms[0], atoms[len(atoms) // 2], atoms[-1]
+    toggled = [task.init ^ {first}, task.init ^ {last}, task.init ^ {first, last}]
+    calls = [
+        [(task.init, None)],
+        [(state, task.init) for state in toggled + toggled[::-1]],
+        [(state ^ {first, middle}, state) for state in toggled]
+        + [(state ^ {last, middle}, state) for state in toggled],
+    ]
+    for rows, call in zip(embed_from_parents(engine, task, calls), calls):
+        np.testing.assert_array_equal(rows, wlplan_embed(encoder, [(task, state) for state, _ in call])[0])
