@@ -53,7 +53,7 @@ _T_POS_GOAL, _F_POS_GOAL, _NON_GOAL, _DESCRIPTIONS = 0, 1, 4, 5  # wlplan's ILGF
 _CACHE_BYTES = 256 << 20  # node colours and histograms kept for later states to start from
 DERIVE_NODES = 1 << 20  # node colours (over all layers) of the states derived in one batch
 _ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays
-_DENSE_SHARE = 8  # a derived state keeps a dense row of its own once it differs from its root's in 1/8 of it
+_DENSE_SHARE = 4  # a derived state keeps a dense row of its own where it changed 1/4 of its start's
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -320,35 +320,30 @@ def _sorted_unique(values: np.ndarray) -> np.ndarray:
 
 
 class _Colours:
-    """The node colours of the states being derived together, row r's at virtual positions offset[r] +
-    j * size[r] + v: a dense row per state (in `dense`, at base[r]) and, sorted by virtual position, the
-    entries where the state differs from it (its start's entries, then what the derivation changed)."""
+    """The node colours of the states being derived together: row r's dense start row (at base[r] in `dense`),
+    and per layer the entries that the derivation changed, sorted by virtual position (row r's node v at layer
+    j is offset[r] + j * size[r] + v)."""
 
-    def __init__(self, dense: np.ndarray, base: np.ndarray, offset: np.ndarray, keys: np.ndarray, values: np.ndarray):
-        self.dense, self.base, self.offset = dense, base, offset
-        self.keys, self.values = keys, values
+    def __init__(self, dense: np.ndarray, base: np.ndarray, offset: np.ndarray, size: np.ndarray):
+        self.dense, self.base, self.offset, self.size = dense, base, offset, size
+        self.changed: list[tuple[np.ndarray, np.ndarray]] = []  # per layer: (virtual positions, colours)
 
-    def read(self, r: np.ndarray, local: np.ndarray) -> np.ndarray:
-        """Colours (int64) of rows r at row-local positions."""
+    def read(self, j: int, r: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Layer-j colours (int64) of the nodes (r, v)."""
+        local = j * self.size[r] + v
         colours = self.dense[self.base[r] + local].astype(np.int64)
-        if len(self.keys) and len(r):
-            keys = self.offset[r] + local
-            slot = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
-            hit = np.flatnonzero(self.keys[slot] == keys)
-            colours[hit] = self.values[slot[hit]]
+        if j < len(self.changed) and len(self.changed[j][0]) and len(r):
+            keys, values = self.changed[j]
+            wanted = self.offset[r] + local
+            slot = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+            hit = np.flatnonzero(keys[slot] == wanted)
+            colours[hit] = values[slot[hit]]
         return colours
 
-    def write(self, keys: np.ndarray, values: np.ndarray) -> None:
-        """Set the colours at virtual positions `keys` (ascending, distinct)."""
-        slot = np.searchsorted(self.keys, keys)
-        there = np.flatnonzero(slot < len(self.keys))
-        there = there[self.keys[slot[there]] == keys[there]]
-        self.values[slot[there]] = values[there]
-        if len(there) < len(keys):
-            new = np.ones(len(keys), bool)
-            new[there] = False
-            self.keys = np.insert(self.keys, slot[new], keys[new])
-            self.values = np.insert(self.values, slot[new], values[new])
+    def change(self, j: int, r: np.ndarray, v: np.ndarray, colours: np.ndarray) -> None:
+        """Layer j's changes (rows ascending, nodes ascending within a row), all at once."""
+        assert j == len(self.changed)
+        self.changed.append((self.offset[r] + j * self.size[r] + v, colours))
 
 
 class FastWL:
@@ -549,7 +544,7 @@ class FastWL:
         width = size * (vocabulary.iterations + 1)
         offset = np.cumsum(width) - width
         node_base = np.asarray([graph.node_base for graph in graphs], np.int64)
-        view = self._start_colours(starts, width, offset)
+        view, roots, dense = self._start_colours(starts, size, width, offset)
         hist = np.empty((count, vocabulary.dim), np.float32)
         unseen, present = np.empty(count, np.int64), np.empty(count, np.int64)
         for batch, rows_here, batch_rows in _by_batch(starts):
@@ -563,10 +558,10 @@ class FastWL:
             colours = np.where(np.asarray(came, bool), self._present0.array[where], self._absent0.array[where])
         order = np.argsort(offset[r] + v, kind="stable")
         r, v, colours = r[order], v[order], np.asarray(colours, np.int64)[order]
-        old = view.read(r, v)
+        old = view.read(0, r, v)
         keep = colours != old
         r, v, new, old = r[keep], v[keep], colours[keep], old[keep]
-        view.write(offset[r] + v, new)
+        view.change(0, r, v, new)
         present += np.bincount(r[old == ABSENT], minlength=count) - np.bincount(r[new == ABSENT], minlength=count)
         changes = [(r, old, new)]
 
@@ -578,15 +573,15 @@ class FastWL:
             keys = _sorted_unique(np.concatenate([offset[r] + v, around]))  # virtual positions at layer 0
             r = np.searchsorted(offset, keys, side="right") - 1
             v = keys - offset[r]
-            own = view.read(r, (j - 1) * size[r] + v)
+            own = view.read(j - 1, r, v)
             new = own.copy()  # absent stays absent, unseen stays unseen
             refine = np.flatnonzero(own >= 0)
             if len(refine):
                 new[refine] = self._refine(j, view, size, node_base, r[refine], v[refine], own[refine])
-            old = view.read(r, j * size[r] + v)
+            old = view.read(j, r, v)
             keep = new != old
             r, v, new, old = r[keep], v[keep], new[keep], old[keep]
-            view.write(keys[keep] + j * size[r], new)
+            view.change(j, r, v, new)
             changes.append((r, old, new))
 
         r, old, new = (np.concatenate(parts) for parts in zip(*changes))
@@ -595,58 +590,70 @@ class FastWL:
         weights = np.concatenate([np.ones(came_in.sum()), -np.ones(went.sum())])
         hist += np.bincount(flat, weights, minlength=count * vocabulary.dim).reshape(count, vocabulary.dim)
         unseen += np.bincount(r[new == UNSEEN], minlength=count) - np.bincount(r[old == UNSEEN], minlength=count)
-        return self._stored(graphs, states, starts, view, width, hist, unseen, present)
+        return self._stored(graphs, states, view, roots, dense, width, hist, unseen, present)
 
-    def _start_colours(self, starts: Sequence[Entry], width: np.ndarray, offset: np.ndarray) -> _Colours:
-        """The starts' colours as one `_Colours`: their dense rows (one batch's array where they all are in one,
-        else copies of the distinct rows) and their entries."""
-        roots = [(batch.root[row], batch.root_offset[row]) for batch, row in starts]
-        if all(root is roots[0][0] for root, _ in roots):
-            dense, base = roots[0][0].dense, np.asarray([at for _, at in roots], np.int64)
-        else:
-            distinct: dict[tuple[int, int], int] = {}
-            pieces, base_list, total = [], [], 0
-            for (root, at), w in zip(roots, width.tolist()):
-                key = (id(root), at)
-                if key not in distinct:
-                    distinct[key] = total
-                    pieces.append(root.dense[at : at + w])
-                    total += w
-                base_list.append(distinct[key])
-            dense, base = np.concatenate(pieces), np.asarray(base_list, np.int64)
-        keys, values = [], []
-        for (batch, row), at in zip(starts, offset.tolist()):
+    def _start_colours(
+        self, starts: Sequence[Entry], size: np.ndarray, width: np.ndarray, offset: np.ndarray
+    ) -> tuple[_Colours, list[tuple[_Batch | None, int]], np.ndarray]:
+        """The starts' colours as one `_Colours`, the dense row each derived state will name (batch and offset;
+        None: the new batch), and the new batch's dense rows so far. A start with entries of its own gets a
+        dense row there, made once for all of its children: a child then keeps only its own changes."""
+        roots: list[tuple[_Batch | None, int]] = []
+        made: dict[tuple[int, int], int] = {}  # (start batch, row) -> offset of its dense row in the new batch
+        pieces: list[np.ndarray] = []
+        total = 0
+        for (batch, row), w in zip(starts, width.tolist()):
             lo, hi = batch.overlay_bounds[row], batch.overlay_bounds[row + 1]
-            if hi > lo:
-                keys.append(batch.overlay_positions[lo:hi] + at)
-                values.append(batch.overlay_colours[lo:hi])
-        if keys:
-            return _Colours(dense, base, offset, np.concatenate(keys), np.concatenate(values).astype(np.int64))
-        return _Colours(dense, base, offset, np.zeros(0, np.int64), np.zeros(0, np.int64))
+            if hi == lo:
+                roots.append((batch.root[row], batch.root_offset[row]))
+                continue
+            key = (id(batch), row)
+            if key not in made:
+                at = batch.root_offset[row]
+                piece = batch.root[row].dense[at : at + w].copy()
+                piece[batch.overlay_positions[lo:hi]] = batch.overlay_colours[lo:hi]
+                made[key] = total
+                pieces.append(piece)
+                total += w
+            roots.append((None, made[key]))
+        dense = np.concatenate(pieces) if pieces else np.zeros(0, self._colour_type)
+        arrays = {id(root): root.dense for root, _ in roots if root is not None}
+        read, copied = dense, {}
+        if len(arrays) == 1 and not pieces:
+            read = next(iter(arrays.values()))
+        elif arrays:  # dense rows in several arrays (rare): read from copies of them, after the new batch's
+            extra, end = [dense], total
+            for (root, at), w in zip(roots, width.tolist()):
+                if root is not None and (id(root), at) not in copied:
+                    copied[(id(root), at)] = end
+                    extra.append(root.dense[at : at + w])
+                    end += w
+            read = np.concatenate(extra)
+        base = np.asarray([at if root is None or not copied else copied[(id(root), at)] for root, at in roots])
+        return _Colours(read, base, offset, size), roots, dense
 
-    def _stored(self, graphs, states, starts, view: _Colours, width, hist, unseen, present) -> _Batch:
-        """The derived states as a batch: each row's entries that differ from its start's dense row, or, where
-        those are many, a dense row of its own."""
+    def _stored(self, graphs, states, view: _Colours, roots, dense, width, hist, unseen, present) -> _Batch:
+        """The derived states as a batch: each row's changes from the dense row it names, or, where they are
+        many, a dense row of its own (after the starts' dense rows made for this batch)."""
         count = len(graphs)
-        keys, values = view.keys, view.values
+        keys = np.concatenate([changed[0] for changed in view.changed])
+        values = np.concatenate([changed[1] for changed in view.changed])
+        order = np.argsort(keys)
+        keys, values = keys[order], values[order]
         r = np.searchsorted(view.offset, keys, side="right") - 1
         local = keys - view.offset[r]
-        differs = np.flatnonzero(values != view.dense[view.base[r] + local])
-        r, local, values = r[differs], local[differs], values[differs]
-        entries = np.bincount(r, minlength=count)
-        own = entries * _DENSE_SHARE > width
-        root: list[_Batch | None] = [batch.root[row] for batch, row in starts]
-        root_offset = [batch.root_offset[row] for batch, row in starts]
-        pieces, total = [], 0
+        own = np.bincount(r, minlength=count) * _DENSE_SHARE > width
+        root: list[_Batch | None] = [batch for batch, _ in roots]
+        root_offset = [at for _, at in roots]
+        pieces, total = [dense], len(dense)
         for i in np.flatnonzero(own).tolist():
             pieces.append(view.dense[view.base[i] : view.base[i] + width[i]])
             root[i], root_offset[i] = None, total
             total += int(width[i])
-        dense = np.concatenate(pieces) if pieces else np.zeros(0, self._colour_type)
-        if pieces:
+        if len(pieces) > 1:
+            dense = np.concatenate(pieces)
             mine = own[r]
-            at = np.asarray(root_offset, np.int64)
-            dense[at[r[mine]] + local[mine]] = values[mine]
+            dense[np.asarray(root_offset, np.int64)[r[mine]] + local[mine]] = values[mine]
             r, local, values = r[~mine], local[~mine], values[~mine]
         bounds = np.zeros(count + 1, np.int64)
         np.cumsum(np.bincount(r, minlength=count), out=bounds[1:])
@@ -664,7 +671,7 @@ class FastWL:
         counts = self._degree.array[where]
         entries = np.repeat(self._first.array[where], counts) + _ramp(counts)
         at = np.repeat(r, counts)
-        colour = view.read(at, (j - 1) * size[at] + self._neighbour.array[entries])
+        colour = view.read(j - 1, at, self._neighbour.array[entries])
         there = colour != ABSENT
         key = np.repeat(np.arange(len(r)), counts)[there]
         packed = key * vocabulary.span + self._label.array[entries[there]] * vocabulary.code_base + colour[there] + 1
