@@ -54,6 +54,7 @@ _CACHE_BYTES = 256 << 20  # node colours and histograms kept for later states to
 DERIVE_NODES = 1 << 20  # node colours (over all layers) of the states derived in one batch
 _ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays
 _DENSE_SHARE = 4  # a derived state keeps a dense row of its own where it changed 1/4 of its start's
+_COPY_COLOURS = 1 << 16  # up to this many node colours in a derivation, every state gets a dense row of its own
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -322,28 +323,48 @@ def _sorted_unique(values: np.ndarray) -> np.ndarray:
 class _Colours:
     """The node colours of the states being derived together: row r's dense start row (at base[r] in `dense`),
     and per layer the entries that the derivation changed, sorted by virtual position (row r's node v at layer
-    j is offset[r] + j * size[r] + v)."""
+    j is offset[r] + j * size[r] + v). `marked` (as long as `dense`, all False between derivations) flags the
+    places in the start rows that some row changed: only reads there look for a change. Without `marked`,
+    each row's dense row is its own copy, changed in place."""
 
-    def __init__(self, dense: np.ndarray, base: np.ndarray, offset: np.ndarray, size: np.ndarray):
-        self.dense, self.base, self.offset, self.size = dense, base, offset, size
+    def __init__(
+        self, dense: np.ndarray, base: np.ndarray, offset: np.ndarray, size: np.ndarray, marked: np.ndarray | None
+    ):
+        self.dense, self.base, self.offset, self.size, self.marked = dense, base, offset, size, marked
         self.changed: list[tuple[np.ndarray, np.ndarray]] = []  # per layer: (virtual positions, colours)
+        self._flagged: list[np.ndarray] = []
 
     def read(self, j: int, r: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Layer-j colours (int64) of the nodes (r, v)."""
         local = j * self.size[r] + v
-        colours = self.dense[self.base[r] + local].astype(np.int64)
-        if j < len(self.changed) and len(self.changed[j][0]) and len(r):
-            keys, values = self.changed[j]
-            wanted = self.offset[r] + local
-            slot = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-            hit = np.flatnonzero(keys[slot] == wanted)
-            colours[hit] = values[slot[hit]]
+        at = self.base[r] + local
+        colours = self.dense[at].astype(np.int64)
+        if self.marked is not None and j < len(self.changed):
+            maybe = np.flatnonzero(self.marked[at])
+            if len(maybe):
+                keys, values = self.changed[j]
+                wanted = self.offset[r[maybe]] + local[maybe]
+                slot = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+                hit = keys[slot] == wanted
+                colours[maybe[hit]] = values[slot[hit]]
         return colours
 
     def change(self, j: int, r: np.ndarray, v: np.ndarray, colours: np.ndarray) -> None:
         """Layer j's changes (rows ascending, nodes ascending within a row), all at once."""
         assert j == len(self.changed)
-        self.changed.append((self.offset[r] + j * self.size[r] + v, colours))
+        local = j * self.size[r] + v
+        self.changed.append((self.offset[r] + local, colours))
+        flagged = self.base[r] + local
+        if self.marked is None:
+            self.dense[flagged] = colours
+            return
+        self.marked[flagged] = True
+        self._flagged.append(flagged)
+
+    def release(self) -> None:
+        """Clear `marked` for the next derivation."""
+        for flagged in self._flagged:
+            self.marked[flagged] = False  # type: ignore[index]  # flagged only with `marked`
 
 
 class FastWL:
@@ -359,6 +380,7 @@ class FastWL:
         self._first, self._degree = _Growing(), _Growing()  # node -> its (label, neighbour) entries
         self._present0, self._absent0 = _Growing(), _Growing()
         self._neighbour, self._label = _Growing(), _Growing()  # entries; neighbours as graph-local ids
+        self._marked = np.zeros(0, bool)  # `_Colours.marked`, kept between derivations
 
     def graph(self, task: Task) -> TaskGraph:
         return TaskGraph(task, self.vocabulary)
@@ -478,7 +500,7 @@ class FastWL:
         while self._bytes > self._cache_bytes and len(self._batches) > 1:
             batch = self._batches.popleft()
             self._bytes -= batch.nbytes
-            batch.alive, batch.dense = False, batch.dense[:0]
+            batch.alive, batch.dense = False, np.zeros(0, batch.dense.dtype)
             for graph, state in zip(batch.graphs, batch.states):
                 entry = graph.records.get(state)
                 if entry is not None and entry[0] is batch:
@@ -590,14 +612,27 @@ class FastWL:
         weights = np.concatenate([np.ones(came_in.sum()), -np.ones(went.sum())])
         hist += np.bincount(flat, weights, minlength=count * vocabulary.dim).reshape(count, vocabulary.dim)
         unseen += np.bincount(r[new == UNSEEN], minlength=count) - np.bincount(r[old == UNSEEN], minlength=count)
+        view.release()
         return self._stored(graphs, states, view, roots, dense, width, hist, unseen, present)
 
     def _start_colours(
         self, starts: Sequence[Entry], size: np.ndarray, width: np.ndarray, offset: np.ndarray
     ) -> tuple[_Colours, list[tuple[_Batch | None, int]], np.ndarray]:
         """The starts' colours as one `_Colours`, the dense row each derived state will name (batch and offset;
-        None: the new batch), and the new batch's dense rows so far. A start with entries of its own gets a
-        dense row there, made once for all of its children: a child then keeps only its own changes."""
+        None: the new batch), and the new batch's dense rows so far. Up to `_COPY_COLOURS` colours, each state
+        gets a copy of its start's colours. Otherwise a start with entries of its own gets a dense row there,
+        made once for all of its children: a child then keeps only its own changes."""
+        if int(width.sum()) <= _COPY_COLOURS:
+            copies = []
+            for (batch, row), w in zip(starts, width.tolist()):
+                at, lo, hi = batch.root_offset[row], batch.overlay_bounds[row], batch.overlay_bounds[row + 1]
+                copy = batch.root[row].dense[at : at + w]
+                if hi > lo:
+                    copy = copy.copy()
+                    copy[batch.overlay_positions[lo:hi]] = batch.overlay_colours[lo:hi]
+                copies.append(copy)
+            own = np.concatenate(copies)
+            return _Colours(own, offset, offset, size, None), [(None, at) for at in offset.tolist()], own
         roots: list[tuple[_Batch | None, int]] = []
         made: dict[tuple[int, int], int] = {}  # (start batch, row) -> offset of its dense row in the new batch
         pieces: list[np.ndarray] = []
@@ -630,12 +665,17 @@ class FastWL:
                     end += w
             read = np.concatenate(extra)
         base = np.asarray([at if root is None or not copied else copied[(id(root), at)] for root, at in roots])
-        return _Colours(read, base, offset, size), roots, dense
+        if len(self._marked) < len(read):
+            self._marked = np.zeros(max(len(read), 2 * len(self._marked)), bool)
+        return _Colours(read, base, offset, size, self._marked), roots, dense
 
     def _stored(self, graphs, states, view: _Colours, roots, dense, width, hist, unseen, present) -> _Batch:
         """The derived states as a batch: each row's changes from the dense row it names, or, where they are
         many, a dense row of its own (after the starts' dense rows made for this batch)."""
         count = len(graphs)
+        if view.marked is None:  # every row has its own dense row
+            empty = (np.zeros(0, np.int32), np.zeros(0, self._colour_type), np.zeros(count + 1, np.int64))
+            return _Batch(graphs, states, hist, unseen, present, dense, [None] * count, [at for _, at in roots], empty)
         keys = np.concatenate([changed[0] for changed in view.changed])
         values = np.concatenate([changed[1] for changed in view.changed])
         order = np.argsort(keys)

@@ -45,6 +45,13 @@ def wlplan_embed(encoder, pairs):
         encoder.use_fast = True
 
 
+@pytest.fixture(autouse=True, params=[1 << 40, 0, 1000], ids=["copies", "changes", "both"])
+def colours_kept(request, monkeypatch):
+    """Both ways of keeping derived states' colours, and both alternating: a copy per state (small derivations),
+    and each state's changes from a dense row that it names (large ones)."""
+    monkeypatch.setattr(wl_fast, "_COPY_COLOURS", request.param)
+
+
 @pytest.fixture(scope="module", params=layout.DOMAINS)
 def fitted(request, data_root):
     """A WL encoder fitted on short walks of two small training problems, and larger problems to embed."""
