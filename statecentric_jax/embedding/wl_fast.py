@@ -7,9 +7,13 @@ mostly static atoms). Here a state starts from the node colours of a cached
 state (its parent when the caller names it, else the task's last embedded state
 or the state with no fluent atom), and only nodes within `iterations` hops of
 the changed atoms are recoloured; its histogram is the start's plus the
-difference. One call does this for the whole batch at once, with array
-operations over (state, node) pairs: neighbour colours are gathered from one
-concatenated colour buffer, each node's key is hashed (a sum of mixed
+difference. A state keeps its colours as a copy where the states derived
+together have few colours in all, else as its changes from a dense row of its
+start's colours, made once for all the children of that start (a copy per child
+costs a whole graph's colours: on Blocks, about n² `on` atoms). One call does
+this for the whole batch at once, with array operations over (state, node)
+pairs: neighbour colours are gathered from the start rows (and the changes made
+so far), each node's key is hashed (a sum of mixed
 (label, colour) codes, so no per-node sorting is needed for the lookup), looked
 up with `searchsorted` among the vocabulary's hashed keys, and then compared
 element by element with the vocabulary key it hit, so a hash collision can
@@ -51,7 +55,7 @@ UNSEEN = -1  # wlplan's colour for keys outside the vocabulary
 ABSENT = -2  # the node is not in this state's graph
 _T_POS_GOAL, _F_POS_GOAL, _NON_GOAL, _DESCRIPTIONS = 0, 1, 4, 5  # wlplan's ILGFactDescription
 _CACHE_BYTES = 256 << 20  # node colours and histograms kept for later states to start from
-DERIVE_NODES = 1 << 20  # node colours (over all layers) of the states derived in one batch
+DERIVE_NODES = 1 << 20  # node colours (over all layers) of the dense rows read by the states derived together
 _ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays
 _DENSE_SHARE = 4  # a derived state keeps a dense row of its own where it changed 1/4 of its start's
 _COPY_COLOURS = 1 << 16  # up to this many node colours in a derivation, every state gets a dense row of its own
@@ -462,7 +466,7 @@ class FastWL:
             return unknown
         derived: list[Entry] = []
         changes = np.asarray(rows, np.int64)
-        for first, last in self._chunks(derive_graphs):  # memory grows with the states derived together
+        for first, last in self._chunks(derive_graphs, starts):  # memory grows with the rows read
             lo, hi = np.searchsorted(changes, [first, last])
             batch = self._derive(
                 derive_graphs[first:last],
@@ -482,13 +486,15 @@ class FastWL:
         self._evict()
         return found  # type: ignore[return-value]  # every row was filled
 
-    def _chunks(self, graphs: list[TaskGraph]) -> Iterator[tuple[int, int]]:
-        """Consecutive ranges of the states to derive, each of at most `DERIVE_NODES` node colours (at least one
-        state): recolouring a change's neighbourhood on a task with hundreds of thousands of atoms takes
-        megabytes per state."""
-        first, total = 0, 0
-        for index, graph in enumerate(graphs):
-            width = graph.size * (self.vocabulary.iterations + 1)
+    def _chunks(self, graphs: list[TaskGraph], starts: list[Entry]) -> Iterator[tuple[int, int]]:
+        """Consecutive ranges of the states to derive, each reading dense rows of at most `DERIVE_NODES` node
+        colours (at least one state): a task with hundreds of thousands of atoms takes megabytes per row.
+        States next to each other with the same start read one row (copies per state are few: `_COPY_COLOURS`)."""
+        first, total, previous = 0, 0, None
+        for index, (graph, start) in enumerate(zip(graphs, starts)):
+            if start == previous:
+                continue
+            previous, width = start, graph.size * (self.vocabulary.iterations + 1)
             if total + width > DERIVE_NODES and index > first:
                 yield first, index
                 first, total = index, 0
@@ -558,8 +564,7 @@ class FastWL:
         A change's colour is `colours`, or the node's colour when present (`came`) or absent.
         Layer j changes only at nodes whose own or a neighbour's layer j-1 colour changed,
         so only those are recoloured. All rows go together, their colours read and written
-        through one `_Colours`: the starts' dense rows, and their entries and the changes
-        at virtual positions (row r's node v at layer j is offset[r] + j * size[r] + v).
+        through one `_Colours` (the starts' dense rows, and the changes).
         """
         vocabulary, count = self.vocabulary, len(graphs)
         size = np.asarray([graph.size for graph in graphs], np.int64)

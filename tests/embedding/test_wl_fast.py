@@ -77,7 +77,7 @@ def test_decoding_pattern_equals_wlplan(fitted):
 
 def test_states_derived_in_small_chunks_equal_wlplan(fitted, monkeypatch, tmp_path):
     encoder, problems = fitted
-    monkeypatch.setattr(wl_fast, "DERIVE_NODES", 1)  # one state per batch
+    monkeypatch.setattr(wl_fast, "DERIVE_NODES", 1)  # one start per batch
     encoder.save(tmp_path / "encoder.json")
     encoder = load_encoder(tmp_path / "encoder.json")  # nothing cached yet
     calls = decoding_calls(problems, 6)
