@@ -44,6 +44,7 @@ that task's cached states.
 from __future__ import annotations
 
 import collections
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -56,7 +57,7 @@ ABSENT = -2  # the node is not in this state's graph
 _T_POS_GOAL, _F_POS_GOAL, _NON_GOAL, _DESCRIPTIONS = 0, 1, 4, 5  # wlplan's ILGFactDescription
 _CACHE_BYTES = 256 << 20  # node colours and histograms kept for later states to start from
 DERIVE_NODES = 1 << 20  # node colours (over all layers) of the dense rows read by the states derived together
-_ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays
+_ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays and its atom set
 _DENSE_SHARE = 4  # a derived state keeps a dense row of its own where it changed 1/4 of its start's
 _COPY_COLOURS = 1 << 16  # up to this many node colours in a derivation, every state gets a dense row of its own
 
@@ -212,7 +213,8 @@ class _Batch:
         self.overlay_colours: np.ndarray = colours
         self.overlay_bounds: list[int] = bounds.tolist()
         self.alive = True
-        self.nbytes = dense.nbytes + positions.nbytes + colours.nbytes + hist.nbytes + _ROW_OVERHEAD * len(states)
+        arrays = dense.nbytes + positions.nbytes + colours.nbytes + hist.nbytes
+        self.nbytes = arrays + sum(map(sys.getsizeof, states)) + _ROW_OVERHEAD * len(states)  # the cache keeps them
 
     def startable(self, row: int) -> bool:
         """Whether the row's colours are still all here (its dense row not evicted)."""
