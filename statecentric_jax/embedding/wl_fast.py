@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import collections
 import sys
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -184,6 +185,7 @@ class _Batch:
     other batches that name them can no longer be started from."""
 
     __slots__ = (
+        "__weakref__",
         "alive",
         "dense",
         "graphs",
@@ -193,8 +195,8 @@ class _Batch:
         "overlay_bounds",
         "overlay_colours",
         "overlay_positions",
-        "root",
         "root_offset",
+        "roots",
         "states",
         "unseen",
     )
@@ -206,7 +208,8 @@ class _Batch:
         self.unseen: np.ndarray = unseen  # unseen colour occurrences over all layers
         self.nodes: np.ndarray = nodes  # ILG nodes
         self.dense: np.ndarray = dense
-        self.root: list[_Batch] = [self if batch is None else batch for batch in root]
+        # Weak: an evicted batch goes at once, and rows that named its dense rows cannot start (`startable`).
+        self.roots: list[weakref.ref | None] = [None if batch is None else weakref.ref(batch) for batch in root]
         self.root_offset: list[int] = root_offset
         positions, colours, bounds = overlay  # row i's entries: [bounds[i], bounds[i + 1])
         self.overlay_positions: np.ndarray = positions  # row-local (j * size + v), ascending per row
@@ -216,9 +219,15 @@ class _Batch:
         arrays = dense.nbytes + positions.nbytes + colours.nbytes + hist.nbytes
         self.nbytes = arrays + sum(map(sys.getsizeof, states)) + _ROW_OVERHEAD * len(states)  # the cache keeps them
 
+    def root(self, row: int) -> _Batch | None:
+        """The batch that holds the row's dense row (None: evicted)."""
+        ref = self.roots[row]
+        return self if ref is None else ref()
+
     def startable(self, row: int) -> bool:
         """Whether the row's colours are still all here (its dense row not evicted)."""
-        return self.root[row].alive
+        root = self.root(row)
+        return root is not None and root.alive
 
 
 Entry = tuple[_Batch, int]
@@ -620,7 +629,8 @@ class FastWL:
         hist += np.bincount(flat, weights, minlength=count * vocabulary.dim).reshape(count, vocabulary.dim)
         unseen += np.bincount(r[new == UNSEEN], minlength=count) - np.bincount(r[old == UNSEEN], minlength=count)
         view.release()
-        return self._stored(graphs, states, view, roots, dense, width, hist, unseen, present)
+        bases = colours is not None  # dense rows of their own (the empty graph they start from goes)
+        return self._stored(graphs, states, view, roots, dense, width, hist, unseen, present, bases)
 
     def _start_colours(
         self, starts: Sequence[Entry], size: np.ndarray, width: np.ndarray, offset: np.ndarray
@@ -633,7 +643,7 @@ class FastWL:
             copies = []
             for (batch, row), w in zip(starts, width.tolist()):
                 at, lo, hi = batch.root_offset[row], batch.overlay_bounds[row], batch.overlay_bounds[row + 1]
-                copy = batch.root[row].dense[at : at + w]
+                copy = batch.root(row).dense[at : at + w]  # type: ignore[union-attr]  # startable
                 if hi > lo:
                     copy = copy.copy()
                     copy[batch.overlay_positions[lo:hi]] = batch.overlay_colours[lo:hi]
@@ -647,12 +657,12 @@ class FastWL:
         for (batch, row), w in zip(starts, width.tolist()):
             lo, hi = batch.overlay_bounds[row], batch.overlay_bounds[row + 1]
             if hi == lo:
-                roots.append((batch.root[row], batch.root_offset[row]))
+                roots.append((batch.root(row), batch.root_offset[row]))
                 continue
             key = (id(batch), row)
             if key not in made:
                 at = batch.root_offset[row]
-                piece = batch.root[row].dense[at : at + w].copy()
+                piece = batch.root(row).dense[at : at + w].copy()  # type: ignore[union-attr]  # startable
                 piece[batch.overlay_positions[lo:hi]] = batch.overlay_colours[lo:hi]
                 made[key] = total
                 pieces.append(piece)
@@ -676,9 +686,9 @@ class FastWL:
             self._marked = np.zeros(max(len(read), 2 * len(self._marked)), bool)
         return _Colours(read, base, offset, size, self._marked), roots, dense
 
-    def _stored(self, graphs, states, view: _Colours, roots, dense, width, hist, unseen, present) -> _Batch:
+    def _stored(self, graphs, states, view: _Colours, roots, dense, width, hist, unseen, present, own_rows) -> _Batch:
         """The derived states as a batch: each row's changes from the dense row it names, or, where they are
-        many, a dense row of its own (after the starts' dense rows made for this batch)."""
+        many (or `own_rows`), a dense row of its own (after the starts' dense rows made for this batch)."""
         count = len(graphs)
         if view.marked is None:  # every row has its own dense row
             empty = (np.zeros(0, np.int32), np.zeros(0, self._colour_type), np.zeros(count + 1, np.int64))
@@ -689,7 +699,7 @@ class FastWL:
         keys, values = keys[order], values[order]
         r = np.searchsorted(view.offset, keys, side="right") - 1
         local = keys - view.offset[r]
-        own = np.bincount(r, minlength=count) * _DENSE_SHARE > width
+        own = (np.bincount(r, minlength=count) * _DENSE_SHARE > width) | own_rows
         root: list[_Batch | None] = [batch for batch, _ in roots]
         root_offset = [at for _, at in roots]
         pieces, total = [dense], len(dense)
