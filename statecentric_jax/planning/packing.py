@@ -24,7 +24,7 @@ State = frozenset
 
 PRECOMPUTED_ATOMS = 4096  # up to this many fluent atoms, each atom's bit and each operator's masks are kept;
 # beyond, each costs a bit per fluent atom (gigabytes over hundreds of thousands of operators): computed per use
-KNOWN_KEYS = 1 << 14  # keys of states built last, remembered for `pack` (forgotten all at once beyond this)
+KNOWN_KEYS = 1 << 10  # keys of states built last, remembered for `pack` (forgotten all at once beyond this)
 
 
 class StatePacker:
