@@ -578,6 +578,7 @@ class FastWL:
         through one `_Colours` (the starts' dense rows, and the changes).
         """
         vocabulary, count = self.vocabulary, len(graphs)
+        bases = colours is not None  # dense rows of their own (the empty graph they start from goes)
         size = np.asarray([graph.size for graph in graphs], np.int64)
         width = size * (vocabulary.iterations + 1)
         offset = np.cumsum(width) - width
@@ -629,7 +630,6 @@ class FastWL:
         hist += np.bincount(flat, weights, minlength=count * vocabulary.dim).reshape(count, vocabulary.dim)
         unseen += np.bincount(r[new == UNSEEN], minlength=count) - np.bincount(r[old == UNSEEN], minlength=count)
         view.release()
-        bases = colours is not None  # dense rows of their own (the empty graph they start from goes)
         return self._stored(graphs, states, view, roots, dense, width, hist, unseen, present, bases)
 
     def _start_colours(

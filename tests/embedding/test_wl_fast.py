@@ -233,3 +233,19 @@ def test_changes_at_graph_borders_equal_wlplan(fitted, tmp_path, monkeypatch, de
     ]
     for rows, call in zip(embed_from_parents(engine, task, calls), calls):
         np.testing.assert_array_equal(rows, wlplan_embed(encoder, [(task, state) for state, _ in call])[0])
+
+
+def test_children_keep_only_their_changes(fitted, tmp_path, monkeypatch):
+    """Where states keep their changes, the children of one start share at most one dense row (the start's)."""
+    encoder, problems = fitted
+    monkeypatch.setattr(wl_fast, "_COPY_COLOURS", 0)
+    task = problems[-1]
+    engine = engine_for(encoder, tmp_path, 1 << 30)
+    graph = engine.graph(task)
+    state = random_walk(task, 3, 0)[-1]
+    children = [nxt for _, nxt in SuccessorGenerator(task).successors(state)]
+    engine.embed([(graph, state)])
+    engine.embed([(graph, child) for child in children], [state] * len(children))
+    batch = graph.records[children[0]][0]
+    assert len(batch.dense) <= graph.size * (engine.vocabulary.iterations + 1)
+    assert batch.overlay_bounds[-1] >= len(children)  # each child changed at least its own atoms
