@@ -760,9 +760,9 @@ def _run_locked(
     }
     if replan:  # marked in the file first, so that an interrupted replanning resumes without the flag
         again = {_record_id(p.name, q.key) for p in planners if p.name in replan for q in selected}
-        for (rid, _), record in earlier.items():
+        for (rid, _), kept_record in earlier.items():
             if rid in again:
-                record["retry"] = True
+                kept_record["retry"] = True
         write_text(records_file, "".join(json.dumps(r) + "\n" for r in earlier.values()))
     fingerprints: dict[str, str] = {}
     finished: dict[str, dict] = {}
