@@ -197,9 +197,9 @@ def embed_from_parents(engine, task, calls):
 @pytest.mark.parametrize("dense_share", [0, 8, 1 << 30])  # never, sometimes, always a dense row of its own
 @pytest.mark.parametrize("cache_bytes", [0, 1 << 16, 1 << 30])  # evicted starts; some; none
 def test_children_of_children_equal_wlplan(fitted, tmp_path, monkeypatch, dense_share, cache_bytes):
-    """A walk's every state's successors, each derived from its parent, ten generations down; with every
-    entry rewritten, atoms added and removed again (a successor back to its grandparent), and starts whose
-    dense rows were evicted."""
+    """A walk's every state's successors, each derived from its parent (named), ten generations down: starts
+    with changes of their own, starts whose dense rows were evicted (small caches), and states that keep a
+    dense row of their own never, sometimes or always."""
     encoder, problems = fitted
     monkeypatch.setattr(wl_fast, "_DENSE_SHARE", dense_share)
     for seed, task in enumerate(problems):
