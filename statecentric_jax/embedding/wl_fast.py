@@ -7,9 +7,13 @@ mostly static atoms). Here a state starts from the node colours of a cached
 state (its parent when the caller names it, else the task's last embedded state
 or the state with no fluent atom), and only nodes within `iterations` hops of
 the changed atoms are recoloured; its histogram is the start's plus the
-difference. One call does this for the whole batch at once, with array
-operations over (state, node) pairs: neighbour colours are gathered from one
-concatenated colour buffer, each node's key is hashed (a sum of mixed
+difference. A state keeps its colours as a copy where the states derived
+together have few colours in all, else as its changes from a dense row of its
+start's colours, made once for all the children of that start (a copy per child
+costs a whole graph's colours: on Blocks, about n² `on` atoms). One call does
+this for the whole batch at once, with array operations over (state, node)
+pairs: neighbour colours are gathered from the start rows (and the changes made
+so far), each node's key is hashed (a sum of mixed
 (label, colour) codes, so no per-node sorting is needed for the lookup), looked
 up with `searchsorted` among the vocabulary's hashed keys, and then compared
 element by element with the vocabulary key it hit, so a hash collision can
@@ -40,6 +44,8 @@ that task's cached states.
 from __future__ import annotations
 
 import collections
+import sys
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -51,8 +57,10 @@ UNSEEN = -1  # wlplan's colour for keys outside the vocabulary
 ABSENT = -2  # the node is not in this state's graph
 _T_POS_GOAL, _F_POS_GOAL, _NON_GOAL, _DESCRIPTIONS = 0, 1, 4, 5  # wlplan's ILGFactDescription
 _CACHE_BYTES = 256 << 20  # node colours and histograms kept for later states to start from
-DERIVE_NODES = 1 << 20  # node colours (over all layers) of the states derived in one batch
-_ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays
+DERIVE_NODES = 1 << 20  # node colours (over all layers) of the dense rows read by the states derived together
+_ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays and its atom set
+_DENSE_SHARE = 4  # a derived state keeps a dense row of its own where it changed 1/4 of its start's
+_COPY_COLOURS = 1 << 16  # up to this many node colours in a derivation, every state gets a dense row of its own
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -169,21 +177,57 @@ class Vocabulary:
 
 
 class _Batch:
-    """The states derived in one call: their node colours in one buffer (row r's layer j, node v at
-    offset[r] + j * size + v), their histograms and counts. A state's cache entry is (batch, row)."""
+    """The states derived in one call: their histograms and counts, and their node colours, each row's as
+    a dense row (layer j, node v at j * size + v) and the entries where the row differs from it. A row whose
+    entries would be many holds its dense row itself (in `dense`); the others name another batch's
+    (`root`, `root_offset`), so a child costs the nodes near its changes, not a copy of the whole graph.
+    A state's cache entry is (batch, row). An evicted batch drops its dense rows (`alive` False): rows of
+    other batches that name them can no longer be started from."""
 
-    __slots__ = ("colours", "graphs", "hist", "nbytes", "nodes", "offset", "states", "unseen", "width")
+    __slots__ = (
+        "__weakref__",
+        "alive",
+        "dense",
+        "graphs",
+        "hist",
+        "nbytes",
+        "nodes",
+        "overlay_bounds",
+        "overlay_colours",
+        "overlay_positions",
+        "root_offset",
+        "roots",
+        "states",
+        "unseen",
+    )
 
-    def __init__(self, graphs, states, colours, offset, width, hist, unseen, nodes):
+    def __init__(self, graphs, states, hist, unseen, nodes, dense, root, root_offset, overlay):
         self.graphs: list[TaskGraph] = graphs
         self.states: list[frozenset[str]] = states
-        self.colours: np.ndarray = colours
-        self.offset: list[int] = offset.tolist()
-        self.width: list[int] = width.tolist()
         self.hist: np.ndarray = hist
         self.unseen: np.ndarray = unseen  # unseen colour occurrences over all layers
         self.nodes: np.ndarray = nodes  # ILG nodes
-        self.nbytes = colours.nbytes + hist.nbytes + _ROW_OVERHEAD * len(states)
+        self.dense: np.ndarray = dense
+        # Weak: an evicted batch goes at once, and rows that named its dense rows cannot start (`startable`).
+        self.roots: list[weakref.ref | None] = [None if batch is None else weakref.ref(batch) for batch in root]
+        self.root_offset: list[int] = root_offset
+        positions, colours, bounds = overlay  # row i's entries: [bounds[i], bounds[i + 1])
+        self.overlay_positions: np.ndarray = positions  # row-local (j * size + v), ascending per row
+        self.overlay_colours: np.ndarray = colours
+        self.overlay_bounds: list[int] = bounds.tolist()
+        self.alive = True
+        arrays = dense.nbytes + positions.nbytes + colours.nbytes + hist.nbytes
+        self.nbytes = arrays + sum(map(sys.getsizeof, states)) + _ROW_OVERHEAD * len(states)  # the cache keeps them
+
+    def root(self, row: int) -> _Batch | None:
+        """The batch that holds the row's dense row (None: evicted)."""
+        ref = self.roots[row]
+        return self if ref is None else ref()
+
+    def startable(self, row: int) -> bool:
+        """Whether the row's colours are still all here (its dense row not evicted)."""
+        root = self.root(row)
+        return root is not None and root.alive
 
 
 Entry = tuple[_Batch, int]
@@ -291,6 +335,53 @@ def _sorted_unique(values: np.ndarray) -> np.ndarray:
     return values[keep]
 
 
+class _Colours:
+    """The node colours of the states being derived together: row r's dense start row (at base[r] in `dense`),
+    and per layer the entries that the derivation changed, sorted by virtual position (row r's node v at layer
+    j is offset[r] + j * size[r] + v). `marked` (as long as `dense`, all False between derivations) flags the
+    places in the start rows that some row changed: only reads there look for a change. Without `marked`,
+    each row's dense row is its own copy, changed in place."""
+
+    def __init__(
+        self, dense: np.ndarray, base: np.ndarray, offset: np.ndarray, size: np.ndarray, marked: np.ndarray | None
+    ):
+        self.dense, self.base, self.offset, self.size, self.marked = dense, base, offset, size, marked
+        self.changed: list[tuple[np.ndarray, np.ndarray]] = []  # per layer: (virtual positions, colours)
+        self._flagged: list[np.ndarray] = []
+
+    def read(self, j: int, r: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Layer-j colours (int64) of the nodes (r, v)."""
+        local = j * self.size[r] + v
+        at = self.base[r] + local
+        colours = self.dense[at].astype(np.int64)
+        if self.marked is not None and j < len(self.changed):
+            maybe = np.flatnonzero(self.marked[at])
+            if len(maybe):
+                keys, values = self.changed[j]
+                wanted = self.offset[r[maybe]] + local[maybe]
+                slot = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+                hit = keys[slot] == wanted
+                colours[maybe[hit]] = values[slot[hit]]
+        return colours
+
+    def change(self, j: int, r: np.ndarray, v: np.ndarray, colours: np.ndarray) -> None:
+        """Layer j's changes (rows ascending, nodes ascending within a row), all at once."""
+        assert j == len(self.changed)
+        local = j * self.size[r] + v
+        self.changed.append((self.offset[r] + local, colours))
+        flagged = self.base[r] + local
+        if self.marked is None:
+            self.dense[flagged] = colours
+            return
+        self.marked[flagged] = True
+        self._flagged.append(flagged)
+
+    def release(self) -> None:
+        """Clear `marked` for the next derivation."""
+        for flagged in self._flagged:
+            self.marked[flagged] = False  # type: ignore[index]  # flagged only with `marked`
+
+
 class FastWL:
     """Embeds (TaskGraph, state) pairs in batches, keeping recent states' colours to start later states from."""
 
@@ -304,6 +395,7 @@ class FastWL:
         self._first, self._degree = _Growing(), _Growing()  # node -> its (label, neighbour) entries
         self._present0, self._absent0 = _Growing(), _Growing()
         self._neighbour, self._label = _Growing(), _Growing()  # entries; neighbours as graph-local ids
+        self._marked = np.zeros(0, bool)  # `_Colours.marked`, kept between derivations
 
     def graph(self, task: Task) -> TaskGraph:
         return TaskGraph(task, self.vocabulary)
@@ -359,8 +451,9 @@ class FastWL:
             start = None
             if parents is not None and parents[row] is not None:
                 start = graph.records.get(parents[row])
-            if start is None:
-                start = graph.last or graph.base
+            if start is None or not start[0].startable(start[1]):
+                last = graph.last
+                start = last if last is not None and last[0].startable(last[1]) else graph.base
             assert start is not None
             start_state = start[0].states[start[1]]
             added, removed = state - start_state, start_state - state
@@ -384,7 +477,7 @@ class FastWL:
             return unknown
         derived: list[Entry] = []
         changes = np.asarray(rows, np.int64)
-        for first, last in self._chunks(derive_graphs):  # memory grows with the states derived together
+        for first, last in self._chunks(derive_graphs, starts):  # memory grows with the rows read
             lo, hi = np.searchsorted(changes, [first, last])
             batch = self._derive(
                 derive_graphs[first:last],
@@ -404,13 +497,15 @@ class FastWL:
         self._evict()
         return found  # type: ignore[return-value]  # every row was filled
 
-    def _chunks(self, graphs: list[TaskGraph]) -> Iterator[tuple[int, int]]:
-        """Consecutive ranges of the states to derive, each of at most `DERIVE_NODES` node colours (at least one
-        state): recolouring a change's neighbourhood on a task with hundreds of thousands of atoms takes
-        megabytes per state."""
-        first, total = 0, 0
-        for index, graph in enumerate(graphs):
-            width = graph.size * (self.vocabulary.iterations + 1)
+    def _chunks(self, graphs: list[TaskGraph], starts: list[Entry]) -> Iterator[tuple[int, int]]:
+        """Consecutive ranges of the states to derive, each reading dense rows of at most `DERIVE_NODES` node
+        colours (at least one state): a task with hundreds of thousands of atoms takes megabytes per row.
+        States next to each other with the same start read one row (copies per state are few: `_COPY_COLOURS`)."""
+        first, total, previous = 0, 0, None
+        for index, (graph, start) in enumerate(zip(graphs, starts)):
+            if start == previous:
+                continue
+            previous, width = start, graph.size * (self.vocabulary.iterations + 1)
             if total + width > DERIVE_NODES and index > first:
                 yield first, index
                 first, total = index, 0
@@ -422,6 +517,7 @@ class FastWL:
         while self._bytes > self._cache_bytes and len(self._batches) > 1:
             batch = self._batches.popleft()
             self._bytes -= batch.nbytes
+            batch.alive, batch.dense = False, np.zeros(0, batch.dense.dtype)
             for graph, state in zip(batch.graphs, batch.states):
                 entry = graph.records.get(state)
                 if entry is not None and entry[0] is batch:
@@ -442,23 +538,25 @@ class FastWL:
             return
         for graph in graphs:
             self._register(graph)
+        count = len(graphs)
         size = np.asarray([graph.size for graph in graphs], np.int64)
         width = size * (self.vocabulary.iterations + 1)
-        none: list[frozenset[str]] = [frozenset()] * len(graphs)
+        none: list[frozenset[str]] = [frozenset()] * count
         empty = _Batch(
             graphs,
             none,
+            np.zeros((count, self.vocabulary.dim), np.float32),
+            np.zeros(count, np.int64),
+            np.zeros(count, np.int64),
             np.full(int(width.sum()), ABSENT, self._colour_type),
-            np.cumsum(width) - width,
-            width,
-            np.zeros((len(graphs), self.vocabulary.dim), np.float32),
-            np.zeros(len(graphs), np.int64),
-            np.zeros(len(graphs), np.int64),
+            [None] * count,
+            (np.cumsum(width) - width).tolist(),
+            (np.zeros(0, np.int32), np.zeros(0, self._colour_type), np.zeros(count + 1, np.int64)),
         )
-        rows = np.repeat(np.arange(len(graphs)), size)
+        rows = np.repeat(np.arange(count), size)
         nodes = _ramp(size)
         colours = np.concatenate([graph.none0 for graph in graphs])
-        bases = self._derive(graphs, none, [(empty, i) for i in range(len(graphs))], rows, nodes, colours=colours)
+        bases = self._derive(graphs, none, [(empty, i) for i in range(count)], rows, nodes, colours=colours)
         for index, graph in enumerate(graphs):
             graph.base = (bases, index)
 
@@ -476,15 +574,16 @@ class FastWL:
 
         A change's colour is `colours`, or the node's colour when present (`came`) or absent.
         Layer j changes only at nodes whose own or a neighbour's layer j-1 colour changed,
-        so only those are recoloured. All rows go together: the starts' colours are copied
-        into one buffer, where row r's node v at layer j sits at offset[r] + j * size[r] + v.
+        so only those are recoloured. All rows go together, their colours read and written
+        through one `_Colours` (the starts' dense rows, and the changes).
         """
         vocabulary, count = self.vocabulary, len(graphs)
+        bases = colours is not None  # dense rows of their own (the empty graph they start from goes)
         size = np.asarray([graph.size for graph in graphs], np.int64)
         width = size * (vocabulary.iterations + 1)
         offset = np.cumsum(width) - width
         node_base = np.asarray([graph.node_base for graph in graphs], np.int64)
-        buffer = np.concatenate([b.colours[b.offset[i] : b.offset[i] + b.width[i]] for b, i in starts])
+        view, roots, dense = self._start_colours(starts, size, width, offset)
         hist = np.empty((count, vocabulary.dim), np.float32)
         unseen, present = np.empty(count, np.int64), np.empty(count, np.int64)
         for batch, rows_here, batch_rows in _by_batch(starts):
@@ -496,11 +595,12 @@ class FastWL:
         if colours is None:
             where = node_base[r] + v
             colours = np.where(np.asarray(came, bool), self._present0.array[where], self._absent0.array[where])
-        position = offset[r] + v
-        old = buffer[position]
+        order = np.argsort(offset[r] + v, kind="stable")
+        r, v, colours = r[order], v[order], np.asarray(colours, np.int64)[order]
+        old = view.read(0, r, v)
         keep = colours != old
         r, v, new, old = r[keep], v[keep], colours[keep], old[keep]
-        buffer[position[keep]] = new
+        view.change(0, r, v, new)
         present += np.bincount(r[old == ABSENT], minlength=count) - np.bincount(r[new == ABSENT], minlength=count)
         changes = [(r, old, new)]
 
@@ -509,19 +609,18 @@ class FastWL:
             where = node_base[r] + v
             counts = degree[where]
             around = np.repeat(offset[r], counts) + neighbour[np.repeat(first[where], counts) + _ramp(counts)]
-            keys = _sorted_unique(np.concatenate([offset[r] + v, around]))  # buffer offsets at layer 0
+            keys = _sorted_unique(np.concatenate([offset[r] + v, around]))  # virtual positions at layer 0
             r = np.searchsorted(offset, keys, side="right") - 1
             v = keys - offset[r]
-            own = buffer[keys + (j - 1) * size[r]].astype(np.int64)
+            own = view.read(j - 1, r, v)
             new = own.copy()  # absent stays absent, unseen stays unseen
             refine = np.flatnonzero(own >= 0)
             if len(refine):
-                new[refine] = self._refine(j, buffer, offset, size, node_base, r[refine], v[refine], own[refine])
-            position = keys + j * size[r]
-            old = buffer[position]
+                new[refine] = self._refine(j, view, size, node_base, r[refine], v[refine], own[refine])
+            old = view.read(j, r, v)
             keep = new != old
             r, v, new, old = r[keep], v[keep], new[keep], old[keep]
-            buffer[position[keep]] = new
+            view.change(j, r, v, new)
             changes.append((r, old, new))
 
         r, old, new = (np.concatenate(parts) for parts in zip(*changes))
@@ -530,9 +629,95 @@ class FastWL:
         weights = np.concatenate([np.ones(came_in.sum()), -np.ones(went.sum())])
         hist += np.bincount(flat, weights, minlength=count * vocabulary.dim).reshape(count, vocabulary.dim)
         unseen += np.bincount(r[new == UNSEEN], minlength=count) - np.bincount(r[old == UNSEEN], minlength=count)
-        return _Batch(graphs, states, buffer, offset, width, hist, unseen, present)
+        view.release()
+        return self._stored(graphs, states, view, roots, dense, width, hist, unseen, present, bases)
 
-    def _refine(self, j: int, buffer, offset, size, node_base, r, v, own) -> np.ndarray:
+    def _start_colours(
+        self, starts: Sequence[Entry], size: np.ndarray, width: np.ndarray, offset: np.ndarray
+    ) -> tuple[_Colours, list[tuple[_Batch | None, int]], np.ndarray]:
+        """The starts' colours as one `_Colours`, the dense row each derived state will name (batch and offset;
+        None: the new batch), and the new batch's dense rows so far. Up to `_COPY_COLOURS` colours, each state
+        gets a copy of its start's colours. Otherwise a start with entries of its own gets a dense row there,
+        made once for all of its children: a child then keeps only its own changes."""
+        if int(width.sum()) <= _COPY_COLOURS:
+            copies = []
+            for (batch, row), w in zip(starts, width.tolist()):
+                at, lo, hi = batch.root_offset[row], batch.overlay_bounds[row], batch.overlay_bounds[row + 1]
+                copy = batch.root(row).dense[at : at + w]  # type: ignore[union-attr]  # startable
+                if hi > lo:
+                    copy = copy.copy()
+                    copy[batch.overlay_positions[lo:hi]] = batch.overlay_colours[lo:hi]
+                copies.append(copy)
+            own = np.concatenate(copies)
+            return _Colours(own, offset, offset, size, None), [(None, at) for at in offset.tolist()], own
+        roots: list[tuple[_Batch | None, int]] = []
+        made: dict[tuple[int, int], int] = {}  # (start batch, row) -> offset of its dense row in the new batch
+        pieces: list[np.ndarray] = []
+        total = 0
+        for (batch, row), w in zip(starts, width.tolist()):
+            lo, hi = batch.overlay_bounds[row], batch.overlay_bounds[row + 1]
+            if hi == lo:
+                roots.append((batch.root(row), batch.root_offset[row]))
+                continue
+            key = (id(batch), row)
+            if key not in made:
+                at = batch.root_offset[row]
+                piece = batch.root(row).dense[at : at + w].copy()  # type: ignore[union-attr]  # startable
+                piece[batch.overlay_positions[lo:hi]] = batch.overlay_colours[lo:hi]
+                made[key] = total
+                pieces.append(piece)
+                total += w
+            roots.append((None, made[key]))
+        dense = np.concatenate(pieces) if pieces else np.zeros(0, self._colour_type)
+        arrays = {id(root): root.dense for root, _ in roots if root is not None}
+        read, copied = dense, {}
+        if len(arrays) == 1 and not pieces:
+            read = next(iter(arrays.values()))
+        elif arrays:  # dense rows in several arrays (rare): read from copies of them, after the new batch's
+            extra, end = [dense], total
+            for (root, at), w in zip(roots, width.tolist()):
+                if root is not None and (id(root), at) not in copied:
+                    copied[(id(root), at)] = end
+                    extra.append(root.dense[at : at + w])
+                    end += w
+            read = np.concatenate(extra)
+        base = np.asarray([at if root is None or not copied else copied[(id(root), at)] for root, at in roots])
+        if len(self._marked) < len(read):
+            self._marked = np.zeros(max(len(read), 2 * len(self._marked)), bool)
+        return _Colours(read, base, offset, size, self._marked), roots, dense
+
+    def _stored(self, graphs, states, view: _Colours, roots, dense, width, hist, unseen, present, own_rows) -> _Batch:
+        """The derived states as a batch: each row's changes from the dense row it names, or, where they are
+        many (or `own_rows`), a dense row of its own (after the starts' dense rows made for this batch)."""
+        count = len(graphs)
+        if view.marked is None:  # every row has its own dense row
+            empty = (np.zeros(0, np.int32), np.zeros(0, self._colour_type), np.zeros(count + 1, np.int64))
+            return _Batch(graphs, states, hist, unseen, present, dense, [None] * count, [at for _, at in roots], empty)
+        keys = np.concatenate([changed[0] for changed in view.changed])
+        values = np.concatenate([changed[1] for changed in view.changed])
+        order = np.argsort(keys)
+        keys, values = keys[order], values[order]
+        r = np.searchsorted(view.offset, keys, side="right") - 1
+        local = keys - view.offset[r]
+        own = (np.bincount(r, minlength=count) * _DENSE_SHARE > width) | own_rows
+        root: list[_Batch | None] = [batch for batch, _ in roots]
+        root_offset = [at for _, at in roots]
+        pieces, total = [dense], len(dense)
+        for i in np.flatnonzero(own).tolist():
+            pieces.append(view.dense[view.base[i] : view.base[i] + width[i]])
+            root[i], root_offset[i] = None, total
+            total += int(width[i])
+        if len(pieces) > 1:
+            dense = np.concatenate(pieces)
+            mine = own[r]
+            dense[np.asarray(root_offset, np.int64)[r[mine]] + local[mine]] = values[mine]
+            r, local, values = r[~mine], local[~mine], values[~mine]
+        bounds = np.zeros(count + 1, np.int64)
+        np.cumsum(np.bincount(r, minlength=count), out=bounds[1:])
+        overlay = (local.astype(np.int32), values.astype(self._colour_type), bounds)
+        return _Batch(graphs, states, hist, unseen, present, dense, root, root_offset, overlay)
+
+    def _refine(self, j: int, view: _Colours, size, node_base, r, v, own) -> np.ndarray:
         """Layer-j colours of the nodes (r, v) whose layer j-1 colour `own` is a colour (not absent or unseen).
 
         A key is sorted as wlplan sorts it, as codes label * code_base + colour + 1 offset
@@ -542,8 +727,8 @@ class FastWL:
         where = node_base[r] + v
         counts = self._degree.array[where]
         entries = np.repeat(self._first.array[where], counts) + _ramp(counts)
-        at = np.repeat(offset[r] + (j - 1) * size[r], counts) + self._neighbour.array[entries]
-        colour = buffer[at].astype(np.int64)
+        at = np.repeat(r, counts)
+        colour = view.read(j - 1, at, self._neighbour.array[entries])
         there = colour != ABSENT
         key = np.repeat(np.arange(len(r)), counts)[there]
         packed = key * vocabulary.span + self._label.array[entries[there]] * vocabulary.code_base + colour[there] + 1

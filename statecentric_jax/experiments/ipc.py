@@ -20,7 +20,8 @@ Output, all under `workdir`:
 
 Resuming: a record carries a fingerprint of the planner (its search or config), the domain and problem files and
 the limits; a rerun skips every (planner, problem) with a matching record and plans the rest (`--replan` names
-planners to plan again all the same, after a change to their code). Records of other
+planners to plan again all the same, after a change to their code: their selected records are marked `retry`
+first, so a run interrupted while replanning resumes without the flag). Records of other
 selections and limits stay in records.jsonl; the tables show the current selection (the plan files, one per
 (planner, problem), the latest run's: one workdir per set of limits). Errors around the
 planning are retried: our planner's training failed, a planner was killed by a signal not ours (the system's OOM
@@ -674,7 +675,7 @@ def run(
     """Plan every selected test problem with every planner (training ours per domain first, from the training
     problems only), resuming from `workdir`'s records; writes the tables and returns the coverage per planner.
     `replan`: planners whose selected problems are planned again even where a record matches (a record's
-    fingerprint covers the planner's settings, not its code)."""
+    fingerprint covers the planner's settings, not its code); their records are marked `retry` first."""
     root = pathlib.Path(root)
     if not root.is_dir():
         raise InputError("--root", f"{root} is not a directory")
@@ -757,6 +758,12 @@ def _run_locked(
         (_record_id(r.get("planner", ""), r.get("key", "")), r.get("fingerprint")): r
         for r in read_records(records_file)
     }
+    if replan:  # marked in the file first, so that an interrupted replanning resumes without the flag
+        again = {_record_id(p.name, q.key) for p in planners if p.name in replan for q in selected}
+        for (rid, _), kept_record in earlier.items():
+            if rid in again:
+                kept_record["retry"] = True
+        write_text(records_file, "".join(json.dumps(r) + "\n" for r in earlier.values()))
     fingerprints: dict[str, str] = {}
     finished: dict[str, dict] = {}
     lock = threading.Lock()
@@ -786,7 +793,7 @@ def _run_locked(
                     rid = _record_id(planner.name, problem.key)
                     fingerprints[rid] = fingerprint(planner, problem, limits)
                     record = earlier.get((rid, fingerprints[rid]))
-                    if record and not record.get("retry") and planner.name not in replan:
+                    if record and not record.get("retry"):
                         finished[rid] = record
                     elif planner.name in untrained:
                         on_done(rid, {**_error_record(planner, problem, untrained[planner.name]), "retry": True})

@@ -7,7 +7,8 @@ integer whose bit i is set when atom i holds: equal states give equal keys, `unp
 and a key costs a few bytes per hundred fluent atoms. A successor's key follows from its
 parent's and the operator's effects in two integer operations, so `PackedStates.outside`
 tells which operators lead out of the set without building their successor states (best-first
-search finds most successors closed already).
+search finds most successors closed already). The keys of the states built last (successors
+outside the set, unpacked states) are remembered, so packing them again is a dictionary lookup.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ State = frozenset
 
 PRECOMPUTED_ATOMS = 4096  # up to this many fluent atoms, each atom's bit and each operator's masks are kept;
 # beyond, each costs a bit per fluent atom (gigabytes over hundreds of thousands of operators): computed per use
+KNOWN_KEYS = 1 << 10  # keys of states built last, remembered for `pack` (forgotten all at once beyond this)
 
 
 class StatePacker:
@@ -38,6 +40,7 @@ class StatePacker:
             for op in task.operators
         ]
         self._bit: dict[str, int] | None = None
+        self._known: dict[State, int] = {}  # `remember`ed keys
         self._masks: list[tuple[int, int]] = []  # per operator: (the bits it keeps, the bits it sets)
         if len(atoms) <= PRECOMPUTED_ATOMS:
             self._bit = {atom: 1 << i for i, atom in enumerate(atoms)}
@@ -49,6 +52,9 @@ class StatePacker:
 
     def pack(self, state: State) -> int:
         """The state's key (a KeyError: an atom that neither the initial state nor any operator holds)."""
+        key = self._known.get(state)
+        if key is not None:
+            return key
         if self._bit is not None:
             return sum(map(self._bit.__getitem__, state))
         bits = np.zeros(self._bytes * 8, np.uint8)
@@ -73,7 +79,14 @@ class StatePacker:
         return np.flatnonzero(bits)
 
     def unpack(self, key: int) -> State:
-        return frozenset(self._atoms[self.numbers(key)].tolist())
+        return self.remember(frozenset(self._atoms[self.numbers(key)].tolist()), key)
+
+    def remember(self, state: State, key: int) -> State:
+        """The state, its key kept for `pack` (the caller vouches that it is the state's key)."""
+        if len(self._known) >= KNOWN_KEYS:
+            self._known.clear()
+        self._known[state] = key
+        return state
 
 
 class PackedStates:
@@ -90,7 +103,8 @@ class PackedStates:
         key = item if isinstance(item, int) else self.packer.pack(item)  # type: ignore[arg-type]
         return key in self._keys
 
-    def outside(self, state: State, operators: Iterable[int]) -> list[int]:
-        """Those of the operators applicable in `state` (indices into the task's) whose successor is not in the set."""
+    def outside(self, state: State, operators: Iterable[int]) -> list[tuple[int, int]]:
+        """(operator, successor's key) for those of the operators applicable in `state` (indices into the task's)
+        whose successor is not in the set."""
         key, keys, successor = self.packer.pack(state), self._keys, self.packer.successor
-        return [i for i in operators if successor(key, i) not in keys]
+        return [(i, child) for i in operators if (child := successor(key, i)) not in keys]

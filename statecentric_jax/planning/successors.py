@@ -52,10 +52,12 @@ class SuccessorGenerator:
     ) -> list[tuple[Operator, frozenset[str]]]:
         """(operator, next state) for every applicable operator whose next state is not in `skip`.
 
-        A `PackedStates` (of this task) rejects a next state by its key, before the state is built."""
+        A `PackedStates` (of this task) rejects a next state by its key, before the state is built; its packer
+        remembers the keys of the states built."""
         ops, applicable = self.operators, self.applicable(state)
         if isinstance(skip, PackedStates):
-            return [(ops[i], ops[i].apply(state)) for i in skip.outside(state, applicable)]
+            remember = skip.packer.remember
+            return [(ops[i], remember(ops[i].apply(state), key)) for i, key in skip.outside(state, applicable)]
         return [(ops[i], nxt) for i in applicable if (nxt := ops[i].apply(state)) not in skip]
 
 

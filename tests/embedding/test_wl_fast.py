@@ -45,6 +45,13 @@ def wlplan_embed(encoder, pairs):
         encoder.use_fast = True
 
 
+@pytest.fixture(autouse=True, params=[1 << 40, 0, 1000], ids=["copies", "changes", "both"])
+def colours_kept(request, monkeypatch):
+    """Both ways of keeping derived states' colours, and both alternating: a copy per state (small derivations),
+    and each state's changes from a dense row that it names (large ones)."""
+    monkeypatch.setattr(wl_fast, "_COPY_COLOURS", request.param)
+
+
 @pytest.fixture(scope="module", params=layout.DOMAINS)
 def fitted(request, data_root):
     """A WL encoder fitted on short walks of two small training problems, and larger problems to embed."""
@@ -70,7 +77,7 @@ def test_decoding_pattern_equals_wlplan(fitted):
 
 def test_states_derived_in_small_chunks_equal_wlplan(fitted, monkeypatch, tmp_path):
     encoder, problems = fitted
-    monkeypatch.setattr(wl_fast, "DERIVE_NODES", 1)  # one state per batch
+    monkeypatch.setattr(wl_fast, "DERIVE_NODES", 1)  # one start per batch
     encoder.save(tmp_path / "encoder.json")
     encoder = load_encoder(tmp_path / "encoder.json")  # nothing cached yet
     calls = decoding_calls(problems, 6)
@@ -173,3 +180,72 @@ def test_states_that_do_not_fit_the_problem_are_refused(data_root):
         with pytest.raises(InputError, match=reason):
             encoder.embed([(task, task.init | {atom})])
     assert encoder.embed([(task, task.init | task.static)]).shape == (1, encoder.dim)  # static atoms may be included
+
+
+def engine_for(encoder, tmp_path, cache_bytes):
+    """A FastWL of the encoder's vocabulary, nothing cached."""
+    encoder.save(tmp_path / "encoder.json")
+    return FastWL(Vocabulary.from_wlplan_json(json.loads((tmp_path / "encoder.json").read_text())), cache_bytes)
+
+
+def embed_from_parents(engine, task, calls):
+    """Each call's (state, parent) pairs embedded in one engine call that names the parents."""
+    graph = engine.graph(task)
+    return [engine.embed([(graph, state) for state, _ in call], [parent for _, parent in call])[0] for call in calls]
+
+
+@pytest.mark.parametrize("dense_share", [0, 8, 1 << 30])  # never, sometimes, always a dense row of its own
+@pytest.mark.parametrize("cache_bytes", [0, 1 << 16, 1 << 30])  # evicted starts; some; none
+def test_children_of_children_equal_wlplan(fitted, tmp_path, monkeypatch, dense_share, cache_bytes):
+    """A walk's every state's successors, each derived from its parent (named), ten generations down: starts
+    with changes of their own, starts whose dense rows were evicted (small caches), and states that keep a
+    dense row of their own never, sometimes or always."""
+    encoder, problems = fitted
+    monkeypatch.setattr(wl_fast, "_DENSE_SHARE", dense_share)
+    for seed, task in enumerate(problems):
+        engine = engine_for(encoder, tmp_path, cache_bytes)
+        generator = SuccessorGenerator(task)
+        walk = random_walk(task, 10, seed + 3)
+        calls = [[(task.init, None)]]
+        calls += [[(nxt, state) for _, nxt in generator.successors(state)] for state in walk]
+        for rows, call in zip(embed_from_parents(engine, task, calls), calls):
+            np.testing.assert_array_equal(rows, wlplan_embed(encoder, [(task, state) for state, _ in call])[0])
+
+
+@pytest.mark.parametrize("dense_share", [0, 1 << 30])
+def test_changes_at_graph_borders_equal_wlplan(fitted, tmp_path, monkeypatch, dense_share):
+    """Rows that change their graph's first and last fluent atoms, side by side in one call, then their children,
+    which undo one of those changes and make another: an off-by-one between rows' colours shows here."""
+    encoder, problems = fitted
+    monkeypatch.setattr(wl_fast, "_DENSE_SHARE", dense_share)
+    task = problems[-1]
+    engine = engine_for(encoder, tmp_path, 1 << 30)
+    graph = engine.graph(task)
+    fluent = graph.node.keys() - set(task.objects) - task.static  # wlplan's states always hold the statics
+    atoms = sorted(fluent, key=graph.node.__getitem__)
+    first, middle, last = atoms[0], atoms[len(atoms) // 2], atoms[-1]
+    toggled = [task.init ^ {first}, task.init ^ {last}, task.init ^ {first, last}]
+    calls = [
+        [(task.init, None)],
+        [(state, task.init) for state in toggled + toggled[::-1]],
+        [(state ^ {first, middle}, state) for state in toggled]
+        + [(state ^ {last, middle}, state) for state in toggled],
+    ]
+    for rows, call in zip(embed_from_parents(engine, task, calls), calls):
+        np.testing.assert_array_equal(rows, wlplan_embed(encoder, [(task, state) for state, _ in call])[0])
+
+
+def test_children_keep_only_their_changes(fitted, tmp_path, monkeypatch):
+    """Where states keep their changes, the children of one start share at most one dense row (the start's)."""
+    encoder, problems = fitted
+    monkeypatch.setattr(wl_fast, "_COPY_COLOURS", 0)
+    task = problems[-1]
+    engine = engine_for(encoder, tmp_path, 1 << 30)
+    graph = engine.graph(task)
+    state = random_walk(task, 3, 0)[-1]
+    children = [nxt for _, nxt in SuccessorGenerator(task).successors(state)]
+    engine.embed([(graph, state)])
+    engine.embed([(graph, child) for child in children], [state] * len(children))
+    batch = graph.records[children[0]][0]
+    assert len(batch.dense) <= graph.size * (engine.vocabulary.iterations + 1)
+    assert batch.overlay_bounds[-1] >= len(children)  # each child changed at least its own atoms

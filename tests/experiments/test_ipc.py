@@ -124,14 +124,31 @@ def test_resumes_per_problem(bench, monkeypatch):
     ipc.run(root, workdir, levels=LEVELS, planners=["lama_first", str(config)], time_limit=60)  # tables as before
 
 
-def test_replan_plans_a_planner_again(bench, monkeypatch):
+def test_replan_plans_a_planner_again_and_resumes(bench, monkeypatch):
     root, config, workdir, _ = bench
     records = len((workdir / ipc.RECORDS_FILE).read_text().splitlines())
     planned: list[str] = []
     original = ipc.solve_one
-    monkeypatch.setattr(ipc, "solve_one", lambda *args: planned.append(args[0].name) or original(*args))
-    ipc.run(root, workdir, levels=LEVELS, planners=["lama_first", str(config)], time_limit=60, replan=["lama_first"])
-    assert planned and set(planned) == {"lama_first"}
+
+    def interrupted(*args):
+        if planned:
+            raise KeyboardInterrupt
+        planned.append(args[1].key)
+        return original(*args)
+
+    monkeypatch.setattr(ipc, "solve_one", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        ipc.run(
+            root, workdir, levels=LEVELS, planners=["lama_first", str(config)], time_limit=60, replan=["lama_first"]
+        )
+    monkeypatch.setattr(ipc, "solve_one", lambda *args: planned.append(args[1].key) or original(*args))
+    ipc.run(root, workdir, levels=LEVELS, planners=["lama_first", str(config)], time_limit=60)  # resumes the replanning
+    lama_keys = sorted(
+        f"{r['domain']}/testing/{r['level']}/{r['problem']}.pddl"
+        for r in _rows(workdir)
+        if r["planner"] == "lama_first"
+    )
+    assert sorted(planned) == lama_keys  # each of lama_first's problems once, none of the other planner's
     assert len((workdir / ipc.RECORDS_FILE).read_text().splitlines()) == records  # replaced, not added
     with pytest.raises(InputError, match="--replan"):
         ipc.run(root, workdir, levels=LEVELS, planners=["lama_first"], time_limit=60, replan=["gbfs_ff"])

@@ -76,3 +76,22 @@ def test_a_set_of_packed_states_skips_exactly_its_own_successors(data_root, doma
             states.add(state)
         state = rng.choice(successors)[1]
     assert skipped > 0
+
+
+@pytest.mark.parametrize("domain", layout.DOMAINS)
+def test_remembered_keys_are_the_keys_computed_afresh(data_root, domain, representation, monkeypatch):
+    """Keys remembered for built successors and unpacked states (even past the memory's size) equal
+    those a packer with nothing remembered computes."""
+    monkeypatch.setattr(packing, "KNOWN_KEYS", 7)
+    task = load_task(layout.domain_file(data_root, domain), layout.problem_files(data_root, domain, "validation")[-1])
+    packer, fresh, generator = StatePacker(task), StatePacker(task), SuccessorGenerator(task)
+    seen, state, rng = PackedStates(packer), task.init, random.Random(2)
+    for _ in range(40):
+        seen.add(packer.pack(state))
+        successors = generator.successors(state, seen)
+        if not successors:
+            break
+        keys = [packer.pack(nxt) for _, nxt in successors]
+        assert keys == [fresh.pack(nxt) for _, nxt in successors]
+        state = packer.unpack(rng.choice(keys))
+        assert packer.pack(state) == fresh.pack(state)
