@@ -110,8 +110,8 @@ class _Memo:
     the walks' halves by the neighbours they read (`_region`) and the joined paths by their halves. States near
     each other in a search share most of their halves although their graphs differ (in Satellite, the
     directions a satellite may turn to are the same in most states). Within and across halves, the sets of
-    walks recur (objects alike, as Rovers' waypoints): each set is extended by a label, or joined to another,
-    once. Bounded by `LIMIT` entries a table and `WALKS` walks in the sets kept."""
+    walks recur (objects alike, as Rovers' waypoints): each set is kept once, and extended by a label, or
+    joined to another, once. Bounded by `LIMIT` entries a table and `WALKS` walks in the sets kept."""
 
     LIMIT = 20_000
     WALKS = 2_000_000
@@ -122,12 +122,14 @@ class _Memo:
         self._joined: dict[tuple[int, int, int], tuple[Layers, Layers, tuple[Walk, ...]]] = {}
         self._extended: dict[tuple[frozenset[Walk], Label, bool], frozenset[Walk]] = {}
         self._products: dict[tuple[frozenset[Walk], frozenset[Walk]], frozenset[Walk]] = {}
-        self._walks = 0  # in the sets of `_extended` and `_products`
+        self._unions: dict[frozenset[Walk], frozenset[Walk]] = {}
+        self._walks = 0  # in the sets of `_extended`, `_products` and `_unions`
 
     def _bounded(self) -> None:
         """Room for one more entry: past a bound, all emptied (the states that hold neighbours tuples from
         before then miss, and stay right: a key holds the tuples whose ids it names)."""
-        tables: list[dict[Any, Any]] = [self._neighbours, self._layers, self._joined, self._extended, self._products]
+        tables: list[dict[Any, Any]] = [self._neighbours, self._layers, self._joined]
+        tables += [self._extended, self._products, self._unions]
         if max(len(table) for table in tables) >= self.LIMIT or self._walks >= self.WALKS:
             for table in tables:
                 table.clear()
@@ -154,12 +156,21 @@ class _Memo:
                 for node, walks in layers[-1].items():
                     for label, neighbour, back in edges.get(node, ()):
                         parts[neighbour].append(self._extended_by(walks, back if backward else label, backward))
-                layers.append(
-                    {node: sets[0] if len(sets) == 1 else frozenset().union(*sets) for node, sets in parts.items()}
-                )
+                layers.append({node: self._union(sets) for node, sets in parts.items()})
             self._bounded()
             self._layers[key] = region, layers
         return self._layers[key][1]
+
+    def _union(self, sets: list[frozenset[Walk]]) -> frozenset[Walk]:
+        """The union of these sets, one object per content (sets recur: kept once, and found again by id)."""
+        if len(sets) == 1:
+            return sets[0]
+        union = frozenset().union(*sets)
+        if union not in self._unions:
+            self._bounded()
+            self._unions[union] = union
+            self._walks += len(union)
+        return self._unions[union]
 
     def _extended_by(self, walks: frozenset[Walk], label: Label, backward: bool) -> frozenset[Walk]:
         key = (walks, label, backward)
