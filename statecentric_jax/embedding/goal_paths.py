@@ -45,9 +45,8 @@ Walk = tuple[Label, ...]  # the edge labels along one walk
 GoalPath = tuple[str, tuple[Walk, ...]]  # (goal predicate, its sorted label sequences)
 Neighbours = tuple[tuple[Label, str, Label], ...]  # one object's: (label, neighbour, label back), sorted
 Edges = dict[str, Neighbours]  # each object's neighbours, one shared tuple per content (`_Memo.neighbours`)
-Layers = list[
-    dict[str, frozenset[Walk]]
-]  # per number of edges k: the nodes k edges from an end, with the walks' labels
+# per number of edges k: the nodes k edges from an end, with the walks' labels
+Layers = list[dict[str, frozenset[Walk]]]
 
 
 @functools.lru_cache(maxsize=1 << 16)
