@@ -41,7 +41,7 @@ class DecodeConfig:
     exploration: str = "none"  # best-first with a cost-to-go: a second queue (open_lists.EXPLORATIONS)
     goal_agenda: int = 0  # decode in stages, each with this many more goals (search/agenda.py); 0: the whole goal
     action_elimination: bool = False  # drop the steps a solved plan does not need (planning/elimination.py)
-    time_limit: float = 0.0  # seconds per problem, checked between expansions (outcome "timeout"); 0: none
+    time_limit: float = 0.0  # seconds per problem, checked between and within expansions (outcome "timeout"); 0: none
     memory_limit_mb: int = 0  # the process's resident memory (outcome "memory", search/limits.py); 0: none
 
     def __post_init__(self) -> None:

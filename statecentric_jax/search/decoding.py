@@ -21,7 +21,7 @@ import concurrent.futures
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from statecentric_jax.embedding.encoders import StateEncoder
 from statecentric_jax.learning.transitions import TransitionModel
@@ -29,7 +29,7 @@ from statecentric_jax.planning.elimination import eliminate_actions
 from statecentric_jax.planning.tasks import Task
 from statecentric_jax.search.agenda import Agenda
 from statecentric_jax.search.base import DecodeConfig, DecodeResult, Instance, Outcome, collector_paused, finish, start
-from statecentric_jax.search.expander import CostToGo, DecodeStats, Expander
+from statecentric_jax.search.expander import CostToGo, DecodeStats, Expander, Problem
 from statecentric_jax.search.limits import Limits
 from statecentric_jax.search.strategies import (
     Strategy,
@@ -114,11 +114,14 @@ def decode(
                     requests.append((inst.problem, node, skip))
                     owner.append(k)
             stats.add("strategy", time.perf_counter() - t0)
-            expansions = expander.expand(requests, predict=predict, defer=deferred)
+            ended: dict[Problem, Outcome] = {}  # within the expansion: `over_limits`
+            over_limits = functools.partial(_over_limits, limits, {live[0].problem: live[2] for live in active}, ended)
+            expansions = expander.expand(requests, predict=predict, defer=deferred, interrupt=over_limits)
             t0 = time.perf_counter()
             grouped: list[list] = [[] for _ in active]
             for k, expansion in zip(owner, expansions):
-                grouped[k].append(expansion)
+                if expansion is not None:
+                    grouped[k].append(expansion)
             heaviest = None  # over the memory limit: the live problem that expanded the most ends
             if limits.memory_exceeded() and active:
                 heaviest = max(active, key=lambda live: live[0].expanded + live[2].expanded)
@@ -127,7 +130,7 @@ def decode(
                 inst, strategy, agenda = live
                 inst.steps += 1
                 inst.expanded += len(mine)
-                stop = strategy.update(mine)
+                stop = (ended[inst.problem], None) if inst.problem in ended else strategy.update(mine)
                 if stop is None and live is heaviest:
                     stop = Outcome.MEMORY, None
                 elif stop is None and limits.timed_out(agenda.started):
@@ -144,3 +147,17 @@ def decode(
             stats.add("strategy", time.perf_counter() - t0)
     stats.add("total", time.perf_counter() - t_begin)
     return results  # type: ignore[return-value]  # every slot was filled
+
+
+def _over_limits(
+    limits: Limits, agendas: Mapping[Problem, Agenda], ended: dict[Problem, Outcome], successors: Mapping[Problem, int]
+) -> list[Problem]:
+    """The limits within one expansion (`Expander.expand`'s interrupt): the problems out of time end, and over
+    the memory limit, the one with the most successors in it (what grows within it); recorded in `ended`."""
+    live = [problem for problem in successors if problem not in ended]
+    now = {problem: Outcome.TIMEOUT for problem in live if limits.timed_out(agendas[problem].started)}
+    rest = [problem for problem in live if problem not in now]
+    if rest and limits.memory_exceeded():
+        now[max(rest, key=successors.__getitem__)] = Outcome.MEMORY
+    ended.update(now)
+    return list(now)

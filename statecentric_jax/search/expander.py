@@ -22,6 +22,11 @@ may come without its embedding (best-first keeps many nodes that it never expand
 compact form); the expander embeds such a node, from its parent's state, when it expands it.
 With deferred (lazy) evaluation the node expanded is estimated instead of its successors, which
 inherit that value; they are embedded only where the model is asked for their distances.
+
+New states are embedded `CHUNK_STATES` at a time, in order (embeddings are row by row, so the chunks
+change no value), and between chunks the caller's `interrupt` may end problems: one node can have
+hundreds of thousands of successors, and decoding's time and memory limits must hold within its
+expansion too.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import concurrent.futures
 import dataclasses
 import threading
 import time
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Collection, Container, Mapping, Sequence
 from typing import Any, Protocol
 
 import jax
@@ -43,6 +48,7 @@ from statecentric_jax.planning.tasks import Task
 from statecentric_jax.search import scoring
 
 State = frozenset
+CHUNK_STATES = 4096  # new states embedded per call; the caller's limits are checked between calls
 
 
 class CostToGo(Protocol):
@@ -142,11 +148,22 @@ class DecodeStats:
         setattr(self, field, getattr(self, field) + amount)
 
 
+Interrupt = Callable[[Mapping[Problem, int]], Collection[Problem]]
+"""Given each problem's successors so far in the expansion under way, the problems that must end now."""
+
+
 def stack_carries(carries: Sequence[Any]) -> Any:
     """One batch carry from per-node carries (each a batch of one); None for stateless models."""
     if carries[0] is None:
         return None
     return jax.tree_util.tree_map(lambda *rows: np.concatenate(rows), *carries)
+
+
+def _stacked(parts: Sequence[np.ndarray], width: int) -> np.ndarray:
+    """The rows of `parts` in one array (without a copy when there is one part)."""
+    if not parts:
+        return np.zeros((0, width), np.float32)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def carry_row(carry: Any, row: int) -> Any:
@@ -190,12 +207,18 @@ class Expander:
         return [node.embedding for _, node in nodes if node.embedding is not None]
 
     def expand(
-        self, requests: Sequence[tuple[Problem, Node, Container[State]]], predict: bool = True, defer: bool = False
-    ) -> list[Expansion]:
+        self,
+        requests: Sequence[tuple[Problem, Node, Container[State]]],
+        predict: bool = True,
+        defer: bool = False,
+        interrupt: Interrupt | None = None,
+    ) -> list[Expansion | None]:
         """Expand each (problem, node, states to skip) request; one Expansion per request, in order.
         `predict=False` (a stateless model whose distances only break ties: `tie_distances`): no model call.
         `defer=True` (lazy evaluation, with a cost-to-go): the successors are not estimated, each takes the
-        cost-to-go of the node expanded, estimated now (`own_values`); they are embedded only for the model."""
+        cost-to-go of the node expanded, estimated now (`own_values`); they are embedded only for the model.
+        `interrupt` is asked after every `CHUNK_STATES` new states; the requests of the problems it ends get
+        None, and their remaining states are not embedded."""
         if not requests:
             return []
         # 1. One model call for every node, in the model thread while 2 and 3 run here.
@@ -210,49 +233,85 @@ class Expander:
 
         # 2. Successors not to be skipped; each distinct state of an instance is embedded once.
         t0 = time.perf_counter()
+        stopped: set[Problem] = set()
+        successors_of: dict[Problem, int] = {}  # what `interrupt` weighs
+        checked = 0  # new states when `interrupt` was last asked
+
+        def ask(new_states: int) -> None:
+            nonlocal checked
+            if interrupt is not None and new_states - checked >= CHUNK_STATES:
+                stopped.update(interrupt(successors_of))
+                checked = new_states
+
         pairs: list[tuple[Task, State]] = []
         parents: list[State] = []  # the state each new one was derived from: incremental WL starts there
+        owners: list[Problem] = []  # per new state
         actions: list[list[str]] = []  # per request
         children: list[list[State]] = []  # per request
-        rows: list[int] = []  # per candidate, request after request: its row in `pairs`
+        rows: list[list[int]] = []  # per request, per candidate: its row in `pairs`
         rows_of: dict[int, dict[State, int]] = {}
         for problem, node, skip in requests:
             row_of = rows_of.setdefault(id(problem), {})
-            names, states_of = [], []
-            for op, nxt in problem.generator.successors(node.state, skip):
+            names, states_of, rows_of_request = [], [], []
+            for op, nxt in problem.generator.successors(node.state, skip) if problem not in stopped else ():
                 row = row_of.get(nxt)
                 if row is None:
                     row = row_of[nxt] = len(pairs)
                     pairs.append((problem.task, nxt))
                     parents.append(node.state)
+                    owners.append(problem)
                 names.append(op.name)
                 states_of.append(nxt)
-                rows.append(row)
+                rows_of_request.append(row)
             actions.append(names)
             children.append(states_of)
+            rows.append(rows_of_request)
+            successors_of[problem] = successors_of.get(problem, 0) + len(states_of)
+            ask(len(pairs))
         self.stats.add("successors", time.perf_counter() - t0)
 
-        # 3. One embedding call for all candidates of all nodes; none where only the model would read them and
-        # it is not called (a cost-to-go with a φ of its own, distances only where they break ties, or deferred).
-        embedded = None
-        if predict or (not defer and (self.cost_to_go is None or self.cost_to_go.reads_model_embedding)):
-            t0 = time.perf_counter()
-            embedded = self.encoder.embed(pairs, parents) if pairs else np.zeros((0, self.encoder.dim), np.float32)
-            embedded = np.asarray(embedded, dtype=np.float32)
-            self.stats.add("embedding", time.perf_counter() - t0)
+        # 3. The embeddings of all new states of all nodes, a chunk at a time; none where only the model would
+        # read them and it is not called (a cost-to-go with a φ of its own, distances only where they break
+        # ties, or deferred). 3b. The cost-to-go's features: the same embeddings, or its own embedding.
+        embed = predict or (not defer and (self.cost_to_go is None or self.cost_to_go.reads_model_embedding))
+        own_features = self.cost_to_go is not None and not defer
+        parts: list[np.ndarray] = []
+        feature_parts: list[np.ndarray] = []
+        kept: list[int] = []  # the rows of `pairs` embedded, in order
+        for first in range(0, len(pairs), CHUNK_STATES) if embed or own_features else ():
+            last = min(first + CHUNK_STATES, len(pairs))
+            chunk = [row for row in range(first, last) if owners[row] not in stopped]
+            if chunk:
+                kept += chunk
+                chunk_pairs, chunk_parents = [pairs[row] for row in chunk], [parents[row] for row in chunk]
+                embedded_chunk = None
+                if embed:
+                    t0 = time.perf_counter()
+                    embedded_chunk = np.asarray(self.encoder.embed(chunk_pairs, chunk_parents), np.float32)
+                    parts.append(embedded_chunk)
+                    self.stats.add("embedding", time.perf_counter() - t0)
+                if self.cost_to_go is not None and own_features:
+                    t0 = time.perf_counter()
+                    feature_parts.append(self.cost_to_go.embed(chunk_pairs, chunk_parents, embedded_chunk))
+                    self.stats.add("cost_to_go", time.perf_counter() - t0)
+            ask(len(pairs) + last)
+        embedded = _stacked(parts, self.encoder.dim) if embed else None
+        features = _stacked(feature_parts, 0) if own_features else embedded
 
-        # 3b. The cost-to-go's features: the same embeddings, or (with a φ of its own) its own embedding.
-        features = embedded
-        if self.cost_to_go is not None and pairs and not defer:
-            t0 = time.perf_counter()
-            features = self.cost_to_go.embed(pairs, parents, embedded)
-            self.stats.add("cost_to_go", time.perf_counter() - t0)
+        # The requests of problems ended keep no candidate; the others' rows are numbered as embedded.
+        ended = [problem in stopped for problem, _, _ in requests]
+        for request in np.flatnonzero(ended):
+            actions[request], children[request], rows[request] = [], [], []
+        rows_index = np.asarray([row for rows_of_request in rows for row in rows_of_request], np.int64)
+        if stopped and (embed or own_features):
+            position = np.full(len(pairs), -1, np.int64)
+            position[kept] = np.arange(len(kept))
+            rows_index = position[rows_index]
 
         # 4. Distances (and cost-to-go estimates) of every candidate to its node's prediction, in one call.
         t0 = time.perf_counter()
         counts = [len(states_of) for states_of in children]
         owner = np.repeat(np.arange(len(requests)), counts)
-        rows_index = np.asarray(rows, np.int64)
         candidates = None if embedded is None else embedded[rows_index]
         dist, carry, t1 = None, None, t0
         if prediction is not None:
@@ -272,14 +331,17 @@ class Expander:
                 assert features is not None  # the cost-to-go's own, or the model's embeddings it reads
                 values = np.asarray(self.cost_to_go.estimate(features[rows_index], goals[owner]), dtype=np.float32)
             self.stats.add("cost_to_go", time.perf_counter() - t2)
-        self.stats.add("expanded", len(requests))
-        self.stats.add("generated", len(rows))
+        self.stats.add("expanded", len(requests) - sum(ended))
+        self.stats.add("generated", len(rows_index))
 
-        expansions, offset = [], 0
+        expansions: list[Expansion | None] = []
+        offset = 0
         for i, ((_, node, _), names, states_of) in enumerate(zip(requests, actions, children)):
             end = offset + len(states_of)
             expansions.append(
-                Expansion(
+                None
+                if ended[i]
+                else Expansion(
                     node=node,
                     actions=names,
                     states=states_of,

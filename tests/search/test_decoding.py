@@ -8,12 +8,13 @@ import pytest
 
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.tasks import load_task
-from statecentric_jax.search import limits
+from statecentric_jax.search import expander, limits
 from statecentric_jax.search.base import DecodeConfig
 from statecentric_jax.search.decoding import decode
+from statecentric_jax.search.expander import DecodeStats
 from statecentric_jax.search.sequential import decode_sequential
 from statecentric_jax.search.strategies import make_strategy
-from tests.search.blocks import PLANS, AtomEncoder, OracleModel
+from tests.search.blocks import DOMAIN, PLANS, AtomEncoder, OracleModel, problem
 
 
 @pytest.mark.parametrize("beam_width", [1, 3])
@@ -209,3 +210,57 @@ def test_resource_limits_enter_a_result_key_only_where_set():
     assert DecodeConfig(time_limit=60, memory_limit_mb=8000).identity()["memory_limit_mb"] == 8000
     with_limit = DecodeConfig(time_limit=60)  # problems decoded together share the clock
     assert with_limit.identity() != dataclasses.replace(with_limit, max_in_flight=1).identity()
+
+
+class _CountingEncoder(AtomEncoder):
+    """Counts the states it embeds."""
+
+    def __init__(self):
+        super().__init__()
+        self.embedded = 0
+
+    def embed(self, pairs, parents=None):
+        self.embedded += len(pairs)
+        return super().embed(pairs, parents)
+
+
+@pytest.fixture
+def wide(tmp_path):
+    """Ten blocks on the table (ten successors at the root) and a two-block problem."""
+    (tmp_path / "domain.pddl").write_text(DOMAIN)
+    out = []
+    for name, blocks, goal in (("two", "ab", "(on b a)"), ("ten", "abcdefghij", "(on a b) (on b c)")):
+        (tmp_path / f"{name}.pddl").write_text(problem(name, list(blocks), goal))
+        out.append(load_task(tmp_path / "domain.pddl", tmp_path / f"{name}.pddl"))
+    return out
+
+
+def test_time_limit_ends_a_problem_within_its_expansion(wide, monkeypatch):
+    monkeypatch.setattr(expander, "CHUNK_STATES", 4, raising=False)  # limits checked every 4 new states
+    encoder, stats = _CountingEncoder(), DecodeStats()
+    config = DecodeConfig(strategy="best_first", budget=10_000, horizon_base=50, time_limit=1e-9)
+    result = decode(wide[1:], ConstantModel(encoder.dim), encoder, config, stats=stats)[0]
+    assert (result.outcome, result.solved, result.plan, result.expanded) == ("timeout", False, [], 0)
+    assert stats.expanded == stats.generated == 0 and encoder.embedded < 1 + 10  # the root, not its children
+
+
+def test_memory_limit_within_an_expansion_ends_the_problem_it_grows_for(wide, monkeypatch):
+    monkeypatch.setattr(expander, "CHUNK_STATES", 4, raising=False)
+    reads = iter([False, True])  # over the limit once: at the second check, after the first chunk is embedded
+    monkeypatch.setattr(limits.Limits, "memory_exceeded", lambda self: next(reads, False))
+    encoder, stats = _CountingEncoder(), DecodeStats()
+    config = DecodeConfig(strategy="best_first", budget=10_000, horizon_base=50, memory_limit_mb=1)
+    two, ten = decode(wide, ConstantModel(encoder.dim), encoder, config, stats=stats)
+    assert (ten.outcome, ten.solved, ten.expanded) == ("memory", False, 0)
+    assert two.solved and two.outcome == "goal"
+    alone = decode(wide[:1], ConstantModel(encoder.dim), AtomEncoder(), config)[0]
+    assert two.plan == alone.plan and two.expanded == alone.expanded
+
+
+def test_chunks_change_no_plan(tasks, monkeypatch):
+    encoder = AtomEncoder()
+    config = DecodeConfig(strategy="best_first", budget=10_000, horizon_base=50, time_limit=1e6)
+    whole = decode(tasks, ConstantModel(encoder.dim), encoder, config)
+    monkeypatch.setattr(expander, "CHUNK_STATES", 1, raising=False)
+    chunked = decode(tasks, ConstantModel(encoder.dim), encoder, config)
+    assert [(r.plan, r.expanded) for r in chunked] == [(r.plan, r.expanded) for r in whole]
