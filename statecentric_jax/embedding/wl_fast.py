@@ -63,6 +63,9 @@ DERIVE_NODES = 1 << 20  # node colours (over all layers) of the dense rows read 
 _ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays and its atom set
 _DENSE_SHARE = 4  # a derived state keeps a dense row of its own where it changed 1/4 of its start's
 _COPY_COLOURS = 1 << 16  # up to this many node colours in a derivation, every state gets a dense row of its own
+# From this many atoms per object (each graph's mean, summed over the states derived together), objects are
+# refined from only the atoms their states' graphs can hold; below, listing those costs more than reading all.
+_NEAR_READS = 512
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -268,6 +271,7 @@ class TaskGraph:
         order = np.argsort(source, kind="stable")
         self.size = size
         self.degree = np.bincount(source, minlength=size)
+        self.object_degree = float(self.degree[: self.objects].mean()) if self.objects else 0.0
         self.neighbour = np.concatenate([argument, atom])[order]
         self.label = np.concatenate([label, label])[order]
         self.present0 = np.asarray(self._present0, np.int64)
@@ -632,7 +636,9 @@ class FastWL:
         old = view.read(0, r, v)
         keep = colours != old
         r, v, new, old = r[keep], v[keep], colours[keep], old[keep]
-        near = self._present_atoms(view, objects, node_base, size, r, v, old, new)
+        near = None  # few atoms per object: reading them all costs less than listing those in the graph
+        if sum(graph.object_degree for graph in graphs) >= _NEAR_READS:
+            near = self._present_atoms(view, starts, objects, node_base, size, r, v, old, new)
         view.change(0, r, v, new)
         present += np.bincount(r[old == ABSENT], minlength=count) - np.bincount(r[new == ABSENT], minlength=count)
         changes = [(r, old, new)]
@@ -747,7 +753,7 @@ class FastWL:
         overlay = (local.astype(np.int32), values.astype(self._colour_type), bounds)
         return _Batch(graphs, states, hist, unseen, present, dense, root, root_offset, overlay)
 
-    def _refine(self, j: int, view: _Colours, near: _Near, node_base, objects, r, v, own) -> np.ndarray:
+    def _refine(self, j: int, view: _Colours, near: _Near | None, node_base, objects, r, v, own) -> np.ndarray:
         """Layer-j colours of the nodes (r, v) whose layer j-1 colour `own` is a colour (not absent or unseen).
 
         A key is sorted as wlplan sorts it, as codes label * code_base + colour + 1 offset
@@ -767,11 +773,16 @@ class FastWL:
         counts = self._degree.array[where]
         return counts, np.repeat(self._first.array[where], counts) + _ramp(counts)
 
-    def _present_atoms(self, view: _Colours, objects, node_base, size, r, v, old, new) -> _Near:
-        """Per start row (before the layer-0 changes r, v, old -> new), the atoms in its graph around each
+    def _present_atoms(
+        self, view: _Colours, starts: Sequence[Entry], objects, node_base, size, r, v, old, new
+    ) -> _Near:
+        """Per start (read before the layer-0 changes r, v, old -> new), the atoms in its graph around each
         object, and per derived row the atoms it adds: the only atom neighbours a row's object can have
         in its graph (an atom it removes is listed, and reads ABSENT)."""
-        bases, first, which = np.unique(view.base, return_index=True, return_inverse=True)
+        seen: dict[tuple[int, int], int] = {}  # rows with one start share its atoms (even as copies of them)
+        which = np.asarray([seen.setdefault((id(batch), row), len(seen)) for batch, row in starts], np.int64)
+        first = np.unique(which, return_index=True)[1]
+        bases = view.base[first]
         atoms = size[first] - objects[first]
         ends = np.cumsum(atoms)
         layer0 = np.repeat(bases + objects[first] - (ends - atoms), atoms) + np.arange(int(ends[-1]))
@@ -796,10 +807,13 @@ class FastWL:
             self._label.array[entries],
         )
 
-    def _neighbours(self, near: _Near, node_base, objects, r, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _neighbours(self, near: _Near | None, node_base, objects, r, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The neighbours that the nodes (r, v) can have in their rows' graphs, as (position in r, neighbour,
         label): all of an atom's (objects), and of an object's atoms those `near` lists (on Blocks, an object
-        has about 2n `on` atoms, nearly all absent)."""
+        has about 2n `on` atoms, nearly all absent); all of an object's without `near`."""
+        if near is None:
+            counts, entries = self._edges(node_base[r] + v)
+            return np.repeat(np.arange(len(r)), counts), self._neighbour.array[entries], self._label.array[entries]
         is_atom = v >= objects[r]
         at_atom, at_object = np.flatnonzero(is_atom), np.flatnonzero(~is_atom)
         counts, entries = self._edges(node_base[r[at_atom]] + v[at_atom])

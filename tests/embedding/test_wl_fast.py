@@ -52,6 +52,12 @@ def colours_kept(request, monkeypatch):
     monkeypatch.setattr(wl_fast, "_COPY_COLOURS", request.param)
 
 
+@pytest.fixture(autouse=True, params=[0, 1 << 30], ids=["atoms-near", "all-atoms"])
+def object_neighbours(request, monkeypatch):
+    """Objects refined from the atoms that their state's graph can hold, and from all of their atoms."""
+    monkeypatch.setattr(wl_fast, "_NEAR_READS", request.param)
+
+
 @pytest.fixture(scope="module", params=layout.DOMAINS)
 def fitted(request, data_root):
     """A WL encoder fitted on short walks of two small training problems, and larger problems to embed."""
