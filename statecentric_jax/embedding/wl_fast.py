@@ -65,7 +65,7 @@ _DENSE_SHARE = 4  # a derived state keeps a dense row of its own where it change
 _COPY_COLOURS = 1 << 16  # up to this many node colours in a derivation, every state gets a dense row of its own
 # From this many atoms per object (each graph's mean, summed over the states derived together), objects are
 # refined from only the atoms their states' graphs can hold; below, listing those costs more than reading all.
-_NEAR_READS = 512
+_NEAR_READS = 1024
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
