@@ -63,9 +63,11 @@ DERIVE_NODES = 1 << 20  # node colours (over all layers) of the dense rows read 
 _ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays and its atom set
 _DENSE_SHARE = 4  # a derived state keeps a dense row of its own where it changed 1/4 of its start's
 _COPY_COLOURS = 1 << 16  # up to this many node colours in a derivation, every state gets a dense row of its own
-# From this many atoms per object (each graph's mean, summed over the states derived together), objects are
-# refined from only the atoms their states' graphs can hold; below, listing those costs more than reading all.
-_NEAR_READS = 1024
+# From this many atoms per object (each graph's mean, summed over the states derived together), in a derivation
+# of at least `_NEAR_STATES` states, objects are refined from only the atoms their states' graphs can hold; below,
+# listing those costs more than reading all.
+_NEAR_READS = 512
+_NEAR_STATES = 16
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -637,7 +639,7 @@ class FastWL:
         keep = colours != old
         r, v, new, old = r[keep], v[keep], colours[keep], old[keep]
         near = None  # few atoms per object: reading them all costs less than listing those in the graph
-        if sum(graph.object_degree for graph in graphs) >= _NEAR_READS:
+        if count >= _NEAR_STATES and sum(graph.object_degree for graph in graphs) >= _NEAR_READS:
             near = self._present_atoms(view, starts, objects, node_base, size, r, v, old, new)
         view.change(0, r, v, new)
         present += np.bincount(r[old == ABSENT], minlength=count) - np.bincount(r[new == ABSENT], minlength=count)

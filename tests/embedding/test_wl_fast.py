@@ -56,6 +56,7 @@ def colours_kept(request, monkeypatch):
 def object_neighbours(request, monkeypatch):
     """Objects refined from the atoms that their state's graph can hold, and from all of their atoms."""
     monkeypatch.setattr(wl_fast, "_NEAR_READS", request.param)
+    monkeypatch.setattr(wl_fast, "_NEAR_STATES", 0)
 
 
 @pytest.fixture(scope="module", params=layout.DOMAINS)
