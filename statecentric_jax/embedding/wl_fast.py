@@ -13,7 +13,8 @@ start's colours, made once for all the children of that start (a copy per child
 costs a whole graph's colours: on Blocks, about n² `on` atoms). One call does
 this for the whole batch at once, with array operations over (state, node)
 pairs: neighbour colours are gathered from the start rows (and the changes made
-so far), each node's key is hashed (a sum of mixed
+so far; of an object's atoms, only those its start's graph holds or the state
+adds: on Blocks an object has about 2n `on` atoms, nearly all absent), each node's key is hashed (a sum of mixed
 (label, colour) codes, so no per-node sorting is needed for the lookup), looked
 up with `searchsorted` among the vocabulary's hashed keys, and then compared
 element by element with the vocabulary key it hit, so a hash collision can
@@ -47,6 +48,7 @@ import collections
 import sys
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -61,6 +63,11 @@ DERIVE_NODES = 1 << 20  # node colours (over all layers) of the dense rows read 
 _ROW_OVERHEAD = 256  # bytes of Python objects per cached state, besides its arrays and its atom set
 _DENSE_SHARE = 4  # a derived state keeps a dense row of its own where it changed 1/4 of its start's
 _COPY_COLOURS = 1 << 16  # up to this many node colours in a derivation, every state gets a dense row of its own
+# From this many atoms per object (each graph's mean, summed over the states derived together), in a derivation
+# of at least `_NEAR_STATES` states, objects are refined from only the atoms their states' graphs can hold; below,
+# listing those costs more than reading all.
+_NEAR_READS = 512
+_NEAR_STATES = 16
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -239,6 +246,7 @@ class TaskGraph:
     def __init__(self, task: Task, vocabulary: Vocabulary):
         self.task = task
         self.vocabulary = vocabulary
+        self.objects = len(task.objects)
         self.node: dict[str, int] = {obj: i for i, obj in enumerate(task.objects)}
         self._args: list[tuple[int, ...]] = [()] * len(task.objects)  # atom node -> argument object nodes
         object_colour = vocabulary.layers[0].get(0, UNSEEN)
@@ -265,6 +273,7 @@ class TaskGraph:
         order = np.argsort(source, kind="stable")
         self.size = size
         self.degree = np.bincount(source, minlength=size)
+        self.object_degree = float(self.degree[: self.objects].mean()) if self.objects else 0.0
         self.neighbour = np.concatenate([argument, atom])[order]
         self.label = np.concatenate([label, label])[order]
         self.present0 = np.asarray(self._present0, np.int64)
@@ -333,6 +342,34 @@ def _sorted_unique(values: np.ndarray) -> np.ndarray:
     keep = np.ones(len(values), bool)
     np.not_equal(values[1:], values[:-1], out=keep[1:])
     return values[keep]
+
+
+class _Around:
+    """Atom neighbours of objects, as (atom, label) entries grouped by (owner, object); an owner (a start's
+    dense row, or a derived state) has `objects[owner]` objects."""
+
+    def __init__(self, objects: np.ndarray, owner: np.ndarray, obj: np.ndarray, atom: np.ndarray, label: np.ndarray):
+        self.key_base = np.cumsum(objects) - objects
+        keys = self.key_base[owner] + obj
+        order = np.argsort(keys, kind="stable")
+        self.atoms, self.labels = atom[order], label[order]
+        self.counts, self.starts = _segment_bounds(keys[order], int(objects.sum()))
+
+    def entries(self, owners: np.ndarray, objects: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Entries per (owner, object): their counts, atoms and labels."""
+        keys = self.key_base[owners] + objects
+        counts = self.counts[keys]
+        at = np.repeat(self.starts[keys], counts) + _ramp(counts)
+        return counts, self.atoms[at], self.labels[at]
+
+
+class _Near(NamedTuple):
+    """The atoms that can be in a derived row's graph around its objects: its start's (`starts`, owner
+    `which[row]`) and those it adds (`added`, owner the row)."""
+
+    which: np.ndarray
+    starts: _Around
+    added: _Around
 
 
 class _Colours:
@@ -583,6 +620,7 @@ class FastWL:
         width = size * (vocabulary.iterations + 1)
         offset = np.cumsum(width) - width
         node_base = np.asarray([graph.node_base for graph in graphs], np.int64)
+        objects = np.asarray([graph.objects for graph in graphs], np.int64)
         view, roots, dense = self._start_colours(starts, size, width, offset)
         hist = np.empty((count, vocabulary.dim), np.float32)
         unseen, present = np.empty(count, np.int64), np.empty(count, np.int64)
@@ -600,23 +638,23 @@ class FastWL:
         old = view.read(0, r, v)
         keep = colours != old
         r, v, new, old = r[keep], v[keep], colours[keep], old[keep]
+        near = None  # few atoms per object: reading them all costs less than listing those in the graph
+        if count >= _NEAR_STATES and sum(graph.object_degree for graph in graphs) >= _NEAR_READS:
+            near = self._present_atoms(view, starts, objects, node_base, size, r, v, old, new)
         view.change(0, r, v, new)
         present += np.bincount(r[old == ABSENT], minlength=count) - np.bincount(r[new == ABSENT], minlength=count)
         changes = [(r, old, new)]
 
-        first, degree, neighbour = self._first.array, self._degree.array, self._neighbour.array
         for j in range(1, vocabulary.iterations + 1):
-            where = node_base[r] + v
-            counts = degree[where]
-            around = np.repeat(offset[r], counts) + neighbour[np.repeat(first[where], counts) + _ramp(counts)]
-            keys = _sorted_unique(np.concatenate([offset[r] + v, around]))  # virtual positions at layer 0
+            index, around, _ = self._neighbours(near, node_base, objects, r, v)
+            keys = _sorted_unique(np.concatenate([offset[r] + v, offset[r[index]] + around]))  # virtual, layer 0
             r = np.searchsorted(offset, keys, side="right") - 1
             v = keys - offset[r]
             own = view.read(j - 1, r, v)
             new = own.copy()  # absent stays absent, unseen stays unseen
             refine = np.flatnonzero(own >= 0)
             if len(refine):
-                new[refine] = self._refine(j, view, size, node_base, r[refine], v[refine], own[refine])
+                new[refine] = self._refine(j, view, near, node_base, objects, r[refine], v[refine], own[refine])
             old = view.read(j, r, v)
             keep = new != old
             r, v, new, old = r[keep], v[keep], new[keep], old[keep]
@@ -717,21 +755,77 @@ class FastWL:
         overlay = (local.astype(np.int32), values.astype(self._colour_type), bounds)
         return _Batch(graphs, states, hist, unseen, present, dense, root, root_offset, overlay)
 
-    def _refine(self, j: int, view: _Colours, size, node_base, r, v, own) -> np.ndarray:
+    def _refine(self, j: int, view: _Colours, near: _Near | None, node_base, objects, r, v, own) -> np.ndarray:
         """Layer-j colours of the nodes (r, v) whose layer j-1 colour `own` is a colour (not absent or unseen).
 
         A key is sorted as wlplan sorts it, as codes label * code_base + colour + 1 offset
         by span per key. A neighbour's UNSEEN colour gives a code that no vocabulary key has.
         """
         vocabulary = self.vocabulary
-        where = node_base[r] + v
-        counts = self._degree.array[where]
-        entries = np.repeat(self._first.array[where], counts) + _ramp(counts)
-        at = np.repeat(r, counts)
-        colour = view.read(j - 1, at, self._neighbour.array[entries])
+        index, around, label = self._neighbours(near, node_base, objects, r, v)
+        colour = view.read(j - 1, r[index], around)
         there = colour != ABSENT
-        key = np.repeat(np.arange(len(r)), counts)[there]
-        packed = key * vocabulary.span + self._label.array[entries[there]] * vocabulary.code_base + colour[there] + 1
+        packed = index[there] * vocabulary.span + label[there] * vocabulary.code_base + colour[there] + 1
         packed = np.sort(packed) if vocabulary.multiset else _sorted_unique(packed)
         key = packed // vocabulary.span
         return vocabulary.tables[j - 1].lookup(own, key, packed - key * vocabulary.span)
+
+    def _edges(self, where: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (label, neighbour) entries of the engine's nodes `where`: their counts, and the entries."""
+        counts = self._degree.array[where]
+        return counts, np.repeat(self._first.array[where], counts) + _ramp(counts)
+
+    def _present_atoms(
+        self, view: _Colours, starts: Sequence[Entry], objects, node_base, size, r, v, old, new
+    ) -> _Near:
+        """Per start (read before the layer-0 changes r, v, old -> new), the atoms in its graph around each
+        object, and per derived row the atoms it adds: the only atom neighbours a row's object can have
+        in its graph (an atom it removes is listed, and reads ABSENT)."""
+        seen: dict[tuple[int, int], int] = {}  # rows with one start share its atoms (even as copies of them)
+        which = np.asarray([seen.setdefault((id(batch), row), len(seen)) for batch, row in starts], np.int64)
+        first = np.unique(which, return_index=True)[1]
+        bases = view.base[first]
+        atoms = size[first] - objects[first]
+        ends = np.cumsum(atoms)
+        layer0 = np.repeat(bases + objects[first] - (ends - atoms), atoms) + np.arange(int(ends[-1]))
+        present = np.flatnonzero(view.dense[layer0] != ABSENT)
+        start = np.searchsorted(ends, present, side="right")
+        atom = present - (ends - atoms)[start] + objects[first][start]
+        added = (old == ABSENT) & (new != ABSENT) & (v >= objects[r])
+        return _Near(
+            which,
+            self._around(objects[first], node_base[first], start, atom),
+            self._around(objects, node_base, r[added], v[added]),
+        )
+
+    def _around(self, objects: np.ndarray, node_base: np.ndarray, owner: np.ndarray, atom: np.ndarray) -> _Around:
+        """The atoms (owner, atom) as entries of their arguments."""
+        counts, entries = self._edges(node_base[owner] + atom)
+        return _Around(
+            objects,
+            np.repeat(owner, counts),
+            self._neighbour.array[entries],
+            np.repeat(atom, counts),
+            self._label.array[entries],
+        )
+
+    def _neighbours(self, near: _Near | None, node_base, objects, r, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The neighbours that the nodes (r, v) can have in their rows' graphs, as (position in r, neighbour,
+        label): all of an atom's (objects), and of an object's atoms those `near` lists (on Blocks, an object
+        has about 2n `on` atoms, nearly all absent); all of an object's without `near`."""
+        if near is None:
+            counts, entries = self._edges(node_base[r] + v)
+            return np.repeat(np.arange(len(r)), counts), self._neighbour.array[entries], self._label.array[entries]
+        is_atom = v >= objects[r]
+        at_atom, at_object = np.flatnonzero(is_atom), np.flatnonzero(~is_atom)
+        counts, entries = self._edges(node_base[r[at_atom]] + v[at_atom])
+        rows, nodes = r[at_object], v[at_object]
+        from_start = near.starts.entries(near.which[rows], nodes)
+        added = near.added.entries(rows, nodes)
+        return (
+            np.concatenate(
+                [np.repeat(at_atom, counts), np.repeat(at_object, from_start[0]), np.repeat(at_object, added[0])]
+            ),
+            np.concatenate([self._neighbour.array[entries], from_start[1], added[1]]),
+            np.concatenate([self._label.array[entries], from_start[2], added[2]]),
+        )

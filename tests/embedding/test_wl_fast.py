@@ -11,7 +11,7 @@ from statecentric_jax.embedding.encoders import WLSettings, fit_encoder, load_en
 from statecentric_jax.embedding.wl_fast import FastWL, Vocabulary
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.successors import SuccessorGenerator, random_walk
-from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.planning.tasks import atom_arguments, load_task
 from statecentric_jax.problems import layout
 
 
@@ -50,6 +50,13 @@ def colours_kept(request, monkeypatch):
     """Both ways of keeping derived states' colours, and both alternating: a copy per state (small derivations),
     and each state's changes from a dense row that it names (large ones)."""
     monkeypatch.setattr(wl_fast, "_COPY_COLOURS", request.param)
+
+
+@pytest.fixture(autouse=True, params=[0, 1 << 30], ids=["atoms-near", "all-atoms"])
+def object_neighbours(request, monkeypatch):
+    """Objects refined from the atoms that their state's graph can hold, and from all of their atoms."""
+    monkeypatch.setattr(wl_fast, "_NEAR_READS", request.param)
+    monkeypatch.setattr(wl_fast, "_NEAR_STATES", 0)
 
 
 @pytest.fixture(scope="module", params=layout.DOMAINS)
@@ -249,3 +256,30 @@ def test_children_keep_only_their_changes(fitted, tmp_path, monkeypatch):
     batch = graph.records[children[0]][0]
     assert len(batch.dense) <= graph.size * (engine.vocabulary.iterations + 1)
     assert batch.overlay_bounds[-1] >= len(children)  # each child changed at least its own atoms
+
+
+def test_objects_whose_atoms_all_change_equal_wlplan(fitted, tmp_path):
+    """Siblings that each drop every atom of one object that their start holds and take up to two others of it
+    (the object's atoms in their graphs are then only those they add), beside a sibling that changes nothing
+    of it; then their children, which take the dropped atoms back and drop one they took."""
+    encoder, problems = fitted
+    task = problems[-1]
+    engine = engine_for(encoder, tmp_path, 1 << 30)
+    graph = engine.graph(task)
+    fluent = sorted(graph.node.keys() - set(task.objects) - task.static, key=graph.node.__getitem__)
+    start = task.init
+    swapped = []
+    for obj in task.objects[:4]:
+        around = [atom for atom in fluent if obj in atom_arguments(atom)]
+        held = start & set(around)
+        taken = [atom for atom in around if atom not in start][:2]
+        if held or taken:
+            swapped.append((frozenset((start - held) | set(taken)), held, taken))
+    assert swapped
+    calls = [
+        [(start, None)],
+        [(child, start) for child, _, _ in swapped] + [(start ^ {fluent[-1]}, start)],
+        [(child | held - set(taken[:1]), child) for child, held, taken in swapped],
+    ]
+    for rows, call in zip(embed_from_parents(engine, task, calls), calls):
+        np.testing.assert_array_equal(rows, wlplan_embed(encoder, [(task, state) for state, _ in call])[0])
