@@ -110,10 +110,11 @@ class _Memo:
     each other in a search share most of their halves although their graphs differ (in Satellite, the
     directions a satellite may turn to are the same in most states). Within and across halves, the sets of
     walks recur (objects alike, as Rovers' waypoints): each set is kept once, and extended by a label, or
-    joined to another, once. Bounded by `LIMIT` entries a table and `WALKS` walks in the sets kept."""
+    joined to another, once. Bounded by `LIMIT` entries a table and `ITEMS` items kept in all: neighbours,
+    objects of layers, walks of sets and joined paths."""
 
     LIMIT = 20_000
-    WALKS = 2_000_000
+    ITEMS = 2_000_000
 
     def __init__(self) -> None:
         self._neighbours: dict[Neighbours, Neighbours] = {}
@@ -122,17 +123,17 @@ class _Memo:
         self._extended: dict[tuple[frozenset[Walk], Label, bool], frozenset[Walk]] = {}
         self._products: dict[tuple[frozenset[Walk], frozenset[Walk]], frozenset[Walk]] = {}
         self._unions: dict[frozenset[Walk], frozenset[Walk]] = {}
-        self._walks = 0  # in the sets of `_extended`, `_products` and `_unions`
+        self._items = 0
 
     def _bounded(self) -> None:
         """Room for one more entry: past a bound, all emptied (the states that hold neighbours tuples from
         before then miss, and stay right: a key holds the tuples whose ids it names)."""
         tables: list[dict[Any, Any]] = [self._neighbours, self._layers, self._joined]
         tables += [self._extended, self._products, self._unions]
-        if max(len(table) for table in tables) >= self.LIMIT or self._walks >= self.WALKS:
+        if max(len(table) for table in tables) >= self.LIMIT or self._items >= self.ITEMS:
             for table in tables:
                 table.clear()
-            self._walks = 0
+            self._items = 0
 
     def neighbours(self, neighbours: list[tuple[Label, str, Label]]) -> Neighbours:
         """The shared tuple of these neighbours (sorted: walks are read as sets)."""
@@ -140,6 +141,7 @@ class _Memo:
         if key not in self._neighbours:
             self._bounded()
             self._neighbours[key] = key
+            self._items += len(key)
         return self._neighbours[key]
 
     def layers(self, edges: Edges, end: str, depth: int, backward: bool) -> Layers:
@@ -158,6 +160,7 @@ class _Memo:
                 layers.append({node: self._union(sets) for node, sets in parts.items()})
             self._bounded()
             self._layers[key] = region, layers
+            self._items += sum(map(len, layers))
         return self._layers[key][1]
 
     def _union(self, sets: list[frozenset[Walk]]) -> frozenset[Walk]:
@@ -168,7 +171,7 @@ class _Memo:
         if union not in self._unions:
             self._bounded()
             self._unions[union] = union
-            self._walks += len(union)
+            self._items += len(union)
         return self._unions[union]
 
     def _extended_by(self, walks: frozenset[Walk], label: Label, backward: bool) -> frozenset[Walk]:
@@ -176,7 +179,7 @@ class _Memo:
         if key not in self._extended:
             self._bounded()
             self._extended[key] = frozenset((label, *walk) if backward else (*walk, label) for walk in walks)
-            self._walks += len(walks)
+            self._items += len(walks)
         return self._extended[key]
 
     def joined(self, ahead: Layers, behind: Layers, length: int) -> tuple[Walk, ...]:
@@ -192,6 +195,7 @@ class _Memo:
                     found |= self._product(first[node], rest[node])
             self._bounded()
             self._joined[key] = ahead, behind, tuple(sorted(found))
+            self._items += len(found)
         return self._joined[key][2]
 
     def _product(self, heads: frozenset[Walk], tails: frozenset[Walk]) -> frozenset[Walk]:
@@ -199,7 +203,7 @@ class _Memo:
         if key not in self._products:
             self._bounded()
             self._products[key] = frozenset(head + tail for head in heads for tail in tails)
-            self._walks += len(heads) * len(tails)
+            self._items += len(heads) * len(tails)
         return self._products[key]
 
 

@@ -145,8 +145,10 @@ def test_a_search_sharing_its_walks_by_content_embeds_as_afresh(tmp_path, monkey
     children, parents = [(task, child) for _, child in pairs], [parent for parent, _ in pairs]
     paths = GoalPathEncoder.fit(domain, [(task, [child for _, child in pairs])], length=4)
     afresh = paths.embed(children)
-    for limit in (_Memo.LIMIT, 3):  # the second empties the shared walks many times over
+    bounds = ((_Memo.LIMIT, _Memo.ITEMS), (3, _Memo.ITEMS), (_Memo.LIMIT, 50))  # the last two empty it often
+    for limit, items in bounds:
         monkeypatch.setattr(_Memo, "LIMIT", limit)
+        monkeypatch.setattr(_Memo, "ITEMS", items)
         paths._last_parent = None
         assert np.array_equal(paths.embed(children, parents), afresh)
 
