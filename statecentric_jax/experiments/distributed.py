@@ -6,11 +6,11 @@ that all nodes share (PDDL root, plans/datasets cache, sweep and run directories
 Resumability comes from the files, so a task retried after its worker died
 (`max_retries`) skips what the killed attempt finished and nothing is duplicated.
 
-A sharded evaluation writes each shard to `<workdir>/eval/<split>/shards/<k>-of-<n>/`
-(the layout of `evaluation.evaluate`), then merges the shard records into
-`<workdir>/eval/<split>/results.jsonl` and writes `results.json`, `results.csv` and
-`summary.json` there exactly as a local evaluation does (plus `shards` and the
-shards' summed `time_breakdown`).
+A sharded evaluation writes each shard to `<out>/shards/<k>-of-<n>/` (the layout of
+`evaluation.evaluate`; `<out>` is `<workdir>/eval/<split>` unless `out_dir` names another), then
+merges the shard records into `<out>/results.jsonl` and writes `results.json`, `results.csv` and
+`summary.json` there exactly as a local evaluation does (plus `shards` and the shards' summed
+`time_breakdown`).
 """
 
 from __future__ import annotations
@@ -121,8 +121,8 @@ def _call_and_send(sender: multiprocessing.connection.Connection, fn: Callable, 
         sender.send((None, f"{type(e).__name__}: {e}"))
 
 
-def shard_dir(workdir: pathlib.Path, split: str, shard: int, shards: int) -> pathlib.Path:
-    return workdir / "eval" / split / "shards" / f"{shard}-of-{shards}"
+def shard_dir(out_dir: pathlib.Path, shard: int, shards: int) -> pathlib.Path:
+    return out_dir / "shards" / f"{shard}-of-{shards}"
 
 
 def _evaluate_shard(workdir: str, split: str, pddl_root: str | None, files: list[str], out: str, kwargs: dict) -> dict:
@@ -136,20 +136,22 @@ def evaluate_sharded(
     pddl_root: str | os.PathLike | None = None,
     address: str | None = None,
     backend: str = "ray",
+    out_dir: str | os.PathLike | None = None,
     **kwargs,
 ) -> dict:
     """`evaluation.evaluate` with the split's problems dealt into `shards` Ray tasks (`backend="ray"`) or processes
-    on this machine (`"processes"`), merged into the same outputs."""
+    on this machine (`"processes"`), merged into the same outputs (in `out_dir`, as `evaluation.evaluate`'s)."""
     if shards < 1:
         raise InputError(None, f"--shards must be at least 1, not {shards}")
     workdir = pathlib.Path(workdir).resolve()
+    out = pathlib.Path(out_dir).resolve() if out_dir is not None else workdir / "eval" / split
     config = load_model(workdir).config
     root = str(pddl_root if pddl_root is not None else config.data.pddl_root)
     files = [str(p) for p in layout.problem_files(root, config.data.domain, split)]
     if backend == "ray":
         init(address)
     calls = {
-        str(k): (str(workdir), split, root, files[k::shards], str(shard_dir(workdir, split, k, shards)), kwargs)
+        str(k): (str(workdir), split, root, files[k::shards], str(shard_dir(out, k, shards)), kwargs)
         for k in range(shards)
         if files[k::shards]
     }
@@ -166,13 +168,15 @@ def evaluate_sharded(
     elapsed = time.perf_counter() - started
     if failed:
         raise InputError(workdir, f"evaluation shard(s) failed: {failed}")
-    return _merge(workdir, split, root, [pathlib.Path(args[4]) for args in calls.values()], summaries, elapsed, kwargs)
+    shard_dirs = [pathlib.Path(args[4]) for args in calls.values()]
+    return _merge(workdir, split, root, out, shard_dirs, summaries, elapsed, kwargs)
 
 
 def _merge(
     workdir: pathlib.Path,
     split: str,
     root: str,
+    out_dir: pathlib.Path,
     dirs: Sequence[pathlib.Path],
     summaries: dict,
     elapsed: float,
@@ -180,12 +184,11 @@ def _merge(
 ) -> dict:
     """Shard records into the split's results.jsonl, then the local evaluation writes the outputs (decodes nothing;
     a record appended twice is read once, keyed by problem file)."""
-    out_dir = workdir / "eval" / split
     with open_for_append(out_dir / "results.jsonl") as log:
         for shard in dirs:  # a shard's results.json holds each of its problems once, with its fingerprint
             for record in json.loads((shard / "results.json").read_text(encoding="utf-8")):
                 log.write(json.dumps(record) + "\n")
-    summary = evaluation.evaluate(workdir, split, root, **kwargs)
+    summary = evaluation.evaluate(workdir, split, root, out_dir=out_dir, **kwargs)
     decoded = sum(s["problems"] for s in summaries.values())
     breakdown = [s["time_breakdown"] for s in summaries.values()]
     summary.update(

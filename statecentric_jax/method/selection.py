@@ -19,7 +19,9 @@ problem is `selection.budget` expansions; the final run keeps the config's `deco
 On disk, below the domain's workdir:
 
   selection/<training label>/      one trained run per training variant (learning/train.py layout);
-                                   its decodings in eval/selection-<decode label>/
+                                   its decodings in eval/selection-<decode label>/, the
+                                   problems dealt into `data.jobs` processes (0: one per core),
+                                   each in its shards/<k>-of-<n>/ there
   selection.json                   the menu, every tried candidate's score, the chosen settings, seconds
   run/                             the chosen candidate's run with the chosen settings in its config.json,
                                    and a copy of selection.json: what planning loads
@@ -43,6 +45,7 @@ from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding import datasets
 from statecentric_jax.errors import InputError
+from statecentric_jax.experiments import distributed
 from statecentric_jax.learning import train
 from statecentric_jax.method import evaluation, pipeline
 from statecentric_jax.problems import layout, plan_generation
@@ -139,6 +142,7 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
     steps = menu_steps(config)
     split = selection_split(config)
     training_fields = {k for step in steps if step.trains for k in step.settings}
+    shards = min(config.data.jobs or os.cpu_count() or 1, len(_problem_names(config, split)))
 
     chosen: dict[str, Any] = {}
     tried: list[dict] = []
@@ -149,7 +153,7 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
         _train(trained, run_dir)
         out = run_dir / "eval" / f"{split}-{_label(settings, DECODE_FIELDS)}"
         overrides = {k.split(".")[1]: v for k, v in settings.items() if k in DECODE_FIELDS}
-        evaluation.evaluate(run_dir, split, out_dir=out, budget=config.selection.budget, **overrides)
+        _decode(run_dir, split, out, shards, budget=config.selection.budget, **overrides)
         results = json.loads((out / "results.json").read_text(encoding="utf-8"))
         score = _score(results)
         tried.append(
@@ -193,6 +197,15 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
     write_text(run_dir / SELECTION_FILE, text)
     print(f"selection for {config.data.domain}: {json.dumps(chosen) if chosen else 'the defaults'}")
     return run_dir
+
+
+def _decode(run_dir: pathlib.Path, split: str, out: pathlib.Path, shards: int, **decoding: Any) -> None:
+    """Decode the selection problems, dealt into `shards` processes: the same records as in one, as each
+    problem's search is its own."""
+    if shards > 1:
+        distributed.evaluate_sharded(run_dir, split, shards, backend="processes", out_dir=out, **decoding)
+    else:
+        evaluation.evaluate(run_dir, split, out_dir=out, **decoding)
 
 
 def _problem_names(config: ml_collections.ConfigDict, split: str) -> list[str]:

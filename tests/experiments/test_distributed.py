@@ -107,7 +107,7 @@ def _killed_once(marker: str, workdir: str, split: str, root: str, files: list, 
 def test_a_killed_worker_is_retried_without_lost_or_duplicated_results(sweeps, blocks_root, tmp_path):
     run = _run(sweeps, tmp_path)
     files = [str(p) for p in sorted((blocks_root / "blocks/test-extrapolation").glob("*.pddl"))]
-    out = distributed.shard_dir(run, "test-extrapolation", 0, 1)
+    out = distributed.shard_dir(run / "eval" / "test-extrapolation", 0, 1)
     done = {}
     args = (str(tmp_path / "killed"), str(run), "test-extrapolation", str(blocks_root), files, str(out), {})
     distributed.run_tasks(_killed_once, {"shard": args}, lambda key, value, error: done.update({key: (value, error)}))

@@ -5,6 +5,7 @@ import io
 import json
 import pathlib
 import re
+import shutil
 
 import pytest
 
@@ -28,6 +29,7 @@ def selected(tmp_path_factory):
     config.data.ipc_train, config.data.ipc_validation, config.data.ipc_selection = "1-4", "5-6", "7-8"
     config.selection.steps = "goal_paths,value_weight"
     config.selection.budget = 500
+    config.data.jobs = 1  # every file opened in this process, where it is recorded
     opened: list[str] = []
     patch = pytest.MonkeyPatch()
     for module in (builtins, io):
@@ -44,18 +46,18 @@ def selected(tmp_path_factory):
         run = selection.train_domain(root, "blocks", tmp / "work", config)
     finally:
         patch.undo()
-    return root, tmp / "work", run, opened
+    return root, tmp / "work", run, opened, config
 
 
 def test_selection_reads_training_problems_only(selected):
-    root, _, _, opened = selected
+    root, _, _, opened, _ = selected
     resolved = {str(pathlib.Path(p).resolve()) for p in opened}
     assert any("training" in p for p in resolved)  # the recording saw the problems it read
     assert not [p for p in resolved if str(root / "blocks" / "testing") in p]
 
 
 def test_selection_writes_what_it_tried_and_chose(selected, capsys):
-    _, workdir, run, _ = selected
+    _, workdir, run, _, _ = selected
     record = json.loads((workdir / selection.SELECTION_FILE).read_text())
     assert (run / selection.SELECTION_FILE).read_text() == (workdir / selection.SELECTION_FILE).read_text()
     assert record["selection_problems"] == ["p07.pddl", "p08.pddl"]
@@ -76,6 +78,18 @@ def test_selection_writes_what_it_tried_and_chose(selected, capsys):
     assert loaded.config.model.kind == "ridge" and loaded.config.data.domain == "blocks"
     assert loaded.config.value.goal_paths == record["chosen"].get("value.goal_paths", 0)
     assert loaded.config.decode.value_weight == record["chosen"].get("decode.value_weight", 0.0)
+
+
+def test_selection_decoded_in_processes_tries_and_chooses_the_same(selected, tmp_path):
+    root, workdir, _, _, config = selected
+    again = tmp_path / "work"
+    shutil.copytree(workdir, again, ignore=shutil.ignore_patterns("eval"))  # the trained runs, no decodings
+    config = config.copy_and_resolve_references()
+    config.data.jobs = 2
+    selection.train_domain(root, "blocks", again, config)
+    record, before = (json.loads((w / selection.SELECTION_FILE).read_text()) for w in (again, workdir))
+    assert list((again / selection.SELECTION_DIR).glob("*/eval/*/shards/1-of-2/results.json"))
+    assert record["tried"] == before["tried"] and record["chosen"] == before["chosen"]
 
 
 def test_unknown_step_or_missing_domain_is_one_line(tmp_path):
