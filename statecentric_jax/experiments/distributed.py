@@ -91,8 +91,9 @@ def run_in_processes(fn: Callable, calls: dict[str, tuple], on_done: Callable[[s
     try:
         for key, args in calls.items():
             receiver, sender = context.Pipe(duplex=False)
-            processes[key] = context.Process(target=_call_and_send, args=(sender, fn, args))
-            processes[key].start()
+            process = context.Process(target=_call_and_send, args=(sender, fn, args))
+            process.start()
+            processes[key] = process  # started: joined below whatever happens
             sender.close()
             waiting[key] = receiver
         while waiting:
