@@ -280,7 +280,7 @@ class Expander:
         kept: list[int] = []  # the rows of `pairs` embedded, in order
         for first in range(0, len(pairs), CHUNK_STATES) if embed or own_features else ():
             last = min(first + CHUNK_STATES, len(pairs))
-            chunk = [row for row in range(first, last) if owners[row] not in stopped]
+            chunk = [row for row in range(first, last) if owners[row] not in stopped] if stopped else range(first, last)
             if chunk:
                 kept += chunk
                 chunk_pairs, chunk_parents = [pairs[row] for row in chunk], [parents[row] for row in chunk]
@@ -300,8 +300,9 @@ class Expander:
 
         # The requests of problems ended keep no candidate; the others' rows are numbered as embedded.
         ended = [problem in stopped for problem, _, _ in requests]
-        for request in np.flatnonzero(ended):
-            actions[request], children[request], rows[request] = [], [], []
+        for request in range(len(requests)) if stopped else ():
+            if ended[request]:
+                actions[request], children[request], rows[request] = [], [], []
         rows_index = np.asarray([row for rows_of_request in rows for row in rows_of_request], np.int64)
         if stopped and (embed or own_features):
             position = np.full(len(pairs), -1, np.int64)
