@@ -45,9 +45,8 @@ from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding import datasets
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import distributed
 from statecentric_jax.learning import train
-from statecentric_jax.method import evaluation, pipeline
+from statecentric_jax.method import evaluation, pipeline, shards
 from statecentric_jax.problems import layout, plan_generation
 
 SELECTION_FILE = "selection.json"
@@ -142,7 +141,7 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
     steps = menu_steps(config)
     split = selection_split(config)
     training_fields = {k for step in steps if step.trains for k in step.settings}
-    shards = min(config.data.jobs or os.cpu_count() or 1, len(_problem_names(config, split)))
+    processes = min(config.data.jobs or os.cpu_count() or 1, len(_problem_names(config, split)))
 
     chosen: dict[str, Any] = {}
     tried: list[dict] = []
@@ -153,7 +152,7 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
         _train(trained, run_dir)
         out = run_dir / "eval" / f"{split}-{_label(settings, DECODE_FIELDS)}"
         overrides = {k.split(".")[1]: v for k, v in settings.items() if k in DECODE_FIELDS}
-        _decode(run_dir, split, out, shards, budget=config.selection.budget, **overrides)
+        _decode(run_dir, split, out, processes, budget=config.selection.budget, **overrides)
         results = json.loads((out / "results.json").read_text(encoding="utf-8"))
         score = _score(results)
         tried.append(
@@ -199,11 +198,11 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
     return run_dir
 
 
-def _decode(run_dir: pathlib.Path, split: str, out: pathlib.Path, shards: int, **decoding: Any) -> None:
-    """Decode the selection problems, dealt into `shards` processes: the same records as in one, as each
+def _decode(run_dir: pathlib.Path, split: str, out: pathlib.Path, processes: int, **decoding: Any) -> None:
+    """Decode the selection problems, dealt into `processes` processes: the same records as in one, as each
     problem's search is its own."""
-    if shards > 1:
-        distributed.evaluate_sharded(run_dir, split, shards, backend="processes", out_dir=out, **decoding)
+    if processes > 1:
+        shards.evaluate_sharded(run_dir, split, processes, out_dir=out, **decoding)
     else:
         evaluation.evaluate(run_dir, split, out_dir=out, **decoding)
 

@@ -15,7 +15,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.
 
 from statecentric_jax.errors import InputError  # noqa: E402
 from statecentric_jax.experiments import distributed, sweep  # noqa: E402
-from statecentric_jax.method import evaluation, pipeline  # noqa: E402
+from statecentric_jax.method import evaluation, pipeline, shards  # noqa: E402
 
 pytestmark = [
     pytest.mark.ray,
@@ -101,13 +101,13 @@ def _killed_once(marker: str, workdir: str, split: str, root: str, files: list, 
         pathlib.Path(marker).touch()
         evaluation.evaluate(workdir, split, root, problem_files=files[:1], out_dir=out)
         os._exit(1)
-    return distributed._evaluate_shard(workdir, split, root, files, out, kwargs)
+    return shards.evaluate_shard(workdir, split, root, files, out, kwargs)
 
 
 def test_a_killed_worker_is_retried_without_lost_or_duplicated_results(sweeps, blocks_root, tmp_path):
     run = _run(sweeps, tmp_path)
     files = [str(p) for p in sorted((blocks_root / "blocks/test-extrapolation").glob("*.pddl"))]
-    out = distributed.shard_dir(run / "eval" / "test-extrapolation", 0, 1)
+    out = shards.shard_dir(run / "eval" / "test-extrapolation", 0, 1)
     done = {}
     args = (str(tmp_path / "killed"), str(run), "test-extrapolation", str(blocks_root), files, str(out), {})
     distributed.run_tasks(_killed_once, {"shard": args}, lambda key, value, error: done.update({key: (value, error)}))

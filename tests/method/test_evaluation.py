@@ -16,9 +16,8 @@ import pytest
 from statecentric_jax import config as config_lib
 from statecentric_jax.atomic import exclusive_lock
 from statecentric_jax.errors import InputError
-from statecentric_jax.experiments import distributed
 from statecentric_jax.learning import value
-from statecentric_jax.method import aggregation
+from statecentric_jax.method import aggregation, shards
 from statecentric_jax.method.evaluation import NOT_READ_BY_DECODING, evaluate, run_fingerprint
 from statecentric_jax.search.base import decode_config
 from tests.launching import REPO, launch, mounted_tmpfs, one_error_line
@@ -103,9 +102,7 @@ def _double_or_die(x: int) -> int:
 
 def test_a_process_that_dies_is_its_own_error():
     done = {}
-    distributed.run_in_processes(
-        _double_or_die, {"a": (1,), "b": (-1,), "c": (2,)}, lambda *r: done.update({r[0]: r[1:]})
-    )
+    shards.run_in_processes(_double_or_die, {"a": (1,), "b": (-1,), "c": (2,)}, lambda *r: done.update({r[0]: r[1:]}))
     assert done == {"a": (2, None), "b": (None, "its process ended with exit code 3"), "c": (4, None)}
 
 
