@@ -115,7 +115,7 @@ def decode(
                     owner.append(k)
             stats.add("strategy", time.perf_counter() - t0)
             ended: dict[Problem, Outcome] = {}  # within the expansion: `over_limits`
-            over_limits = functools.partial(_over_limits, limits, {live[0].problem: live[2] for live in active}, ended)
+            over_limits = functools.partial(_over_limits, limits, active, ended)
             expansions = expander.expand(requests, predict=predict, defer=deferred, interrupt=over_limits)
             t0 = time.perf_counter()
             grouped: list[list] = [[] for _ in active]
@@ -150,10 +150,12 @@ def decode(
 
 
 def _over_limits(
-    limits: Limits, agendas: Mapping[Problem, Agenda], ended: dict[Problem, Outcome], successors: Mapping[Problem, int]
+    limits: Limits, active: Sequence[tuple], ended: dict[Problem, Outcome], successors: Mapping[Problem, int]
 ) -> list[Problem]:
-    """The limits within one expansion (`Expander.expand`'s interrupt): the problems out of time end, and over
-    the memory limit, the one with the most successors in it (what grows within it); recorded in `ended`."""
+    """The limits within one expansion (`Expander.expand`'s interrupt, asked only for large ones): the problems
+    of `active` out of time end, and over the memory limit, the one with the most successors in it (what grows
+    within it); recorded in `ended`."""
+    agendas: dict[Problem, Agenda] = {live[0].problem: live[2] for live in active}
     live = [problem for problem in successors if problem not in ended]
     now = {problem: Outcome.TIMEOUT for problem in live if limits.timed_out(agendas[problem].started)}
     rest = [problem for problem in live if problem not in now]
