@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
-from statecentric_jax.planning.packing import StatePacker
+from statecentric_jax.planning.packing import Key, StatePacker
 from statecentric_jax.search.expander import Expansion, Node
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ class OpenNode(NamedTuple):
     priority: float
     tiebreak: float  # the transition model's distance when guided by a cost-to-go; 0 otherwise
     tie: int  # generation order
-    key: int  # the state, packed
+    key: Key  # the state, packed
     action: str | None  # None: the root
     score: float
     parent: Node | None
@@ -133,7 +133,7 @@ class Novelty(_Lowest):
     def key(self, expansion: Expansion, index: int, node: OpenNode) -> tuple:
         return (self._width(node.key, round(_cost_to_go(expansion, index))), *node[:3])
 
-    def _width(self, key: int, cost_to_go: int) -> int:
+    def _width(self, key: Key, cost_to_go: int) -> int:
         """1 if the state holds an atom new among the states generated with its rounded cost-to-go, else 2."""
         seen = self.atoms_seen.get(cost_to_go)
         if seen is None:

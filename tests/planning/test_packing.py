@@ -12,11 +12,14 @@ from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout
 
 
-@pytest.fixture(params=["masks", "numbers"])
+@pytest.fixture(params=["masks", "numbers", "numbered keys"])
 def representation(request, monkeypatch):
-    """Both ways of keeping effects: precomputed bit masks (few atoms) and atom numbers (many atoms)."""
-    if request.param == "numbers":
+    """Every way of keeping keys and effects: bits with precomputed masks (few atoms), bits with atom
+    numbers (many atoms), and the sorted numbers' bytes (many atoms, few of them held)."""
+    if request.param != "masks":
         monkeypatch.setattr(packing, "PRECOMPUTED_ATOMS", 0)
+    if request.param == "numbered keys":
+        monkeypatch.setattr(packing, "NUMBERED_KEYS_BELOW", float("inf"))
     return request.param
 
 
@@ -25,7 +28,7 @@ def test_round_trip_and_one_key_per_state_on_random_walks(data_root, domain, rep
     task = load_task(layout.domain_file(data_root, domain), layout.problem_files(data_root, domain, "validation")[-1])
     packer, generator, rng = StatePacker(task), SuccessorGenerator(task), random.Random(0)
     seen, state = PackedStates(packer), task.init
-    keys: dict[frozenset, int] = {}
+    keys: dict[frozenset, packing.Key] = {}
     for _ in range(80):
         key = packer.pack(state)
         assert packer.unpack(key) == state
@@ -44,11 +47,18 @@ def test_both_representations_give_the_same_keys(data_root, domain, monkeypatch)
     masks = StatePacker(task)
     monkeypatch.setattr(packing, "PRECOMPUTED_ATOMS", 0)
     numbers = StatePacker(task)
+    monkeypatch.setattr(packing, "NUMBERED_KEYS_BELOW", float("inf"))
+    numbered = StatePacker(task)
     assert [masks.pack(s) for s in states] == [numbers.pack(s) for s in states]
-    key = masks.pack(task.init)
-    assert [masks.successor(key, i) for i in range(len(task.operators))] == [
-        numbers.successor(key, i) for i in range(len(task.operators))
-    ]
+    assert all(isinstance(numbered.pack(s), bytes) for s in states)
+    assert [masks.unpack(masks.pack(s)) for s in states] == [numbered.unpack(numbered.pack(s)) for s in states]
+    operators = range(len(task.operators))
+    for state in states:  # every operator's effects, applicable or not, from states that differ
+        key, numbered_key = masks.pack(state), numbered.pack(state)
+        assert [masks.successor(key, i) for i in operators] == [numbers.successor(key, i) for i in operators]
+        assert [masks.unpack(masks.successor(key, i)) for i in operators] == [
+            numbered.unpack(numbered.successor(numbered_key, i)) for i in operators
+        ]
 
 
 def test_an_atom_the_task_never_holds_is_refused(data_root, representation):

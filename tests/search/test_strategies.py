@@ -13,6 +13,7 @@ import pytest
 from statecentric_jax import config as config_lib
 from statecentric_jax.embedding.encoders import fit_encoder
 from statecentric_jax.errors import InputError
+from statecentric_jax.planning import packing
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import load_task
@@ -223,22 +224,34 @@ class CountingModel(ShiftModel):
 
 @pytest.mark.parametrize("encoding", ["atoms", "wl"])
 @pytest.mark.parametrize(
-    "guidance",
+    ("guidance", "keys"),
     [
-        "cumulative",
-        "last",
-        "cost-to-go",
-        "rounded cost-to-go",
-        "rounded cost-to-go + path",
-        "cost-to-go + distance",
-        "cost-to-go + path",
-        "cost-to-go + novelty exploration",
-        "cost-to-go + preferred exploration",
-        "cost-to-go + path + greedy exploration",
+        *(
+            (guidance, "bits")
+            for guidance in (
+                "cumulative",
+                "last",
+                "cost-to-go",
+                "rounded cost-to-go",
+                "rounded cost-to-go + path",
+                "cost-to-go + distance",
+                "cost-to-go + path",
+                "cost-to-go + novelty exploration",
+                "cost-to-go + preferred exploration",
+                "cost-to-go + path + greedy exploration",
+            )
+        ),
+        ("rounded cost-to-go + path", "numbered"),
+        ("cost-to-go + novelty exploration", "numbered"),
     ],
 )
-def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance):
-    """Batched, with packed open nodes that are embedded again when expanded: the same plans."""
+def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance, keys, monkeypatch):
+    """Batched, with packed open nodes that are embedded again when expanded (keys of either kind,
+    `planning/packing.py`): the same plans."""
+    if keys == "numbered":
+        monkeypatch.setattr(packing, "PRECOMPUTED_ATOMS", 0)
+        monkeypatch.setattr(packing, "NUMBERED_KEYS_BELOW", float("inf"))
+        assert isinstance(packing.StatePacker(tasks[0]).pack(tasks[0].init), bytes)
     problems = tasks + towers
     encoder = AtomEncoder() if encoding == "atoms" else fit_encoder("wl", "blocks", [(t, [t.init]) for t in problems])
     model, cost_to_go = ShiftModel(encoder.dim, seed=2), None
