@@ -23,10 +23,12 @@ compact form); the expander embeds such a node, from its parent's state, when it
 With deferred (lazy) evaluation the node expanded is estimated instead of its successors, which
 inherit that value; they are embedded only where the model is asked for their distances.
 
-New states are embedded `CHUNK_STATES` at a time, in order (embeddings are row by row, so the chunks
-change no value), and between chunks the caller's `interrupt` may end problems: one node can have
-hundreds of thousands of successors, and decoding's time and memory limits must hold within its
-expansion too.
+New states are embedded a chunk at a time, in order (embeddings are row by row, so the chunks change no
+value): at most `CHUNK_STATES` states, `CHUNK_ATOMS` atoms of their graphs, static ones included (a
+Rovers state of 300 objects has 46,000 static atoms, and the WL graphs of one call are held together),
+and as many atoms as the chunk before embedded in `CHUNK_SECONDS`. Between chunks the caller's
+`interrupt` may end problems: one node can have hundreds of thousands of successors, and decoding's
+time and memory limits must hold within its expansion too.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import concurrent.futures
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Collection, Container, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import jax
@@ -48,7 +50,10 @@ from statecentric_jax.planning.tasks import Task
 from statecentric_jax.search import scoring
 
 State = frozenset
-CHUNK_STATES = 4096  # new states embedded per call; the caller's limits are checked between calls
+CHUNK_STATES = 4096  # new states embedded per call at most; the caller's limits are checked between calls
+CHUNK_ATOMS = 1 << 20  # and atoms of their graphs (state, static and goal atoms) per call at most
+CHUNK_SECONDS = 0.5  # and as many as took this long in the chunk before
+FIRST_CHUNK_ATOMS = 1 << 14  # and before any chunk was timed, this many
 
 
 class CostToGo(Protocol):
@@ -182,6 +187,7 @@ class Expander:
     ):
         self.model, self.encoder, self.metric, self.stats = model, encoder, metric, stats
         self.cost_to_go, self.model_thread = cost_to_go, model_thread
+        self.seconds_per_atom: float | None = None  # what the last chunk took to embed (`_chunks`)
 
     def _predict(
         self, states: np.ndarray, goals: np.ndarray, carry: Any, started: threading.Event
@@ -193,6 +199,26 @@ class Expander:
         carry = jax.tree_util.tree_map(np.asarray, carry)  # host rows: slicing per node is then free
         self.stats.add("model", time.perf_counter() - t0)
         return targets, carry
+
+    def _chunks(self, pairs: Sequence[tuple[Task, State]]) -> Iterator[tuple[int, int]]:
+        """(first, last) rows of each chunk of `pairs` to embed in one call: at most `CHUNK_STATES` states,
+        `CHUNK_ATOMS` atoms and, at the pace of the chunk before, `CHUNK_SECONDS` (`FIRST_CHUNK_ATOMS` before)."""
+        first = 0
+        while first < len(pairs):
+            pace = self.seconds_per_atom
+            bound = min(CHUNK_ATOMS, FIRST_CHUNK_ATOMS if pace is None else CHUNK_SECONDS / max(pace, 1e-12))
+            last, atoms = first, 0
+            while last < len(pairs) and last - first < CHUNK_STATES:
+                task, state = pairs[last]
+                size = len(task.static) + len(task.goal) + len(state)
+                if last > first and atoms + size > bound:
+                    break
+                atoms += size
+                last += 1
+            started = time.perf_counter()
+            yield first, last
+            self.seconds_per_atom = (time.perf_counter() - started) / max(atoms, 1)
+            first = last
 
     def _embeddings(self, nodes: Sequence[tuple[Problem, Node]]) -> list[np.ndarray]:
         """The nodes' embeddings; one not kept is embedded again (from its parent's state, as when it was made)."""
@@ -217,8 +243,8 @@ class Expander:
         `predict=False` (a stateless model whose distances only break ties: `tie_distances`): no model call.
         `defer=True` (lazy evaluation, with a cost-to-go): the successors are not estimated, each takes the
         cost-to-go of the node expanded, estimated now (`own_values`); they are embedded only for the model.
-        `interrupt` is asked after every `CHUNK_STATES` new states; the requests of the problems it ends get
-        None, and their remaining states are not embedded."""
+        `interrupt` is asked after every `CHUNK_STATES` new states and between chunks; the requests of the
+        problems it ends get None, and their remaining states are not embedded."""
         if not requests:
             return []
         # 1. One model call for every node, in the model thread while 2 and 3 run here.
@@ -278,8 +304,7 @@ class Expander:
         parts: list[np.ndarray] = []
         feature_parts: list[np.ndarray] = []
         kept: list[int] = []  # the rows of `pairs` embedded, in order
-        for first in range(0, len(pairs), CHUNK_STATES) if embed or own_features else ():
-            last = min(first + CHUNK_STATES, len(pairs))
+        for first, last in self._chunks(pairs) if embed or own_features else ():
             chunk = [row for row in range(first, last) if owners[row] not in stopped] if stopped else range(first, last)
             if chunk:
                 kept += chunk
@@ -294,7 +319,8 @@ class Expander:
                     t0 = time.perf_counter()
                     feature_parts.append(self.cost_to_go.embed(chunk_pairs, chunk_parents, embedded_chunk))
                     self.stats.add("cost_to_go", time.perf_counter() - t0)
-            ask(len(pairs) + last)
+            if interrupt is not None and last < len(pairs):  # after the last one, the caller checks
+                stopped.update(interrupt(successors_of))
         embedded = _stacked(parts, self.encoder.dim) if embed else None
         features = _stacked(feature_parts, 0) if own_features else embedded
 

@@ -257,10 +257,37 @@ def test_memory_limit_within_an_expansion_ends_the_problem_it_grows_for(wide, mo
     assert two.plan == alone.plan and two.expanded == alone.expanded
 
 
-def test_chunks_change_no_plan(tasks, monkeypatch):
+class _CallRecordingEncoder(AtomEncoder):
+    """Records the atoms (state, static and goal) of each call's graphs."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def embed(self, pairs, parents=None):
+        self.calls.append([len(task.static) + len(task.goal) + len(state) for task, state in pairs])
+        return super().embed(pairs, parents)
+
+
+@pytest.mark.parametrize(
+    ("bounds", "measure", "most"),
+    [
+        ({"CHUNK_STATES": 1}, "states", 1),
+        ({"CHUNK_STATES": 3}, "states", 3),
+        ({"CHUNK_ATOMS": 1}, "states", 1),
+        ({"CHUNK_ATOMS": 40}, "atoms", 40),
+        ({"CHUNK_SECONDS": 0.0, "FIRST_CHUNK_ATOMS": 1}, "states", 1),  # at any pace, one state per chunk
+    ],
+)
+def test_chunks_change_no_plan(tasks, monkeypatch, bounds, measure, most):
+    """Each problem alone (one node per expansion): every embedding call keeps to the bounds."""
     encoder = AtomEncoder()
     config = DecodeConfig(strategy="best_first", budget=10_000, horizon_base=50, time_limit=1e6)
-    whole = decode(tasks, ConstantModel(encoder.dim), encoder, config)
-    monkeypatch.setattr(expander, "CHUNK_STATES", 1, raising=False)
-    chunked = decode(tasks, ConstantModel(encoder.dim), encoder, config)
+    whole = [decode([task], ConstantModel(encoder.dim), encoder, config)[0] for task in tasks]
+    for name, value in bounds.items():
+        monkeypatch.setattr(expander, name, value)
+    recording = _CallRecordingEncoder()
+    chunked = [decode([task], ConstantModel(recording.dim), recording, config)[0] for task in tasks]
     assert [(r.plan, r.expanded) for r in chunked] == [(r.plan, r.expanded) for r in whole]
+    sizes = [len(call) if measure == "states" else sum(call) for call in recording.calls]
+    assert max(sizes) <= most and (most == 1 or max(sizes) > 1)
