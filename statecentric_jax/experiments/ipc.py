@@ -92,8 +92,10 @@ TRAINING_LOG = "training.log"
 TRAINING_LIMITS = (24 * 3600.0, 32768)  # the competition's limits for learning, per domain: 24 h, 32 GiB
 REFERENCE_FILE = "reference_costs.json"
 POLL_S = 0.05
-GRACE_S = 1.0  # past the time limit before a kill: a search that stops itself reports its expansions; a plan
+GRACE_S = 3.0  # past the time limit before a kill: a search that stops itself reports its expansions; a plan
 # found after the limit counts as a timeout all the same (`solve_one`)
+SEARCH_MEMORY_SHARE = 0.95  # of the memory limit, where our search stops itself (reporting its expansions) before
+# the kill at the limit; memory grows between its checks
 _DECODE_OUTCOMES = {"timeout": "timeout", "memory": "memory"}  # our search's own limits; the rest: unsolved
 STARTUP_LIMIT_S = 600.0  # loading a trained model; longer is an error, not a timeout of the search
 CHECK_LIMIT_S = 1800.0  # re-checking one plan (replay grounds the problem)
@@ -377,7 +379,7 @@ def _fast_downward(planner: Planner, problem: Problem, limits: Limits, tmp: path
 def _ours(planner: Planner, problem: Problem, limits: Limits, tmp: pathlib.Path, run_dir: pathlib.Path) -> dict:
     request: dict[str, object] = {"run": str(run_dir), "domain": str(problem.domain_file)}
     request.update(problem=str(problem.path), clock=str(tmp / "clock"), result=str(tmp / "result.json"))
-    request.update(time_limit=limits.time_limit, memory_limit_mb=limits.memory_limit_mb)
+    request.update(time_limit=limits.time_limit, memory_limit_mb=int(limits.memory_limit_mb * SEARCH_MEMORY_SHARE))
     (tmp / "request.json").write_text(json.dumps(request), encoding="utf-8")
     command = [sys.executable, "-m", "statecentric_jax.experiments.ipc", str(tmp / "request.json")]
     finished = run_limited(command, tmp, limits, tmp / "clock", tmp / "result.json")
