@@ -92,7 +92,7 @@ TRAINING_LOG = "training.log"
 TRAINING_LIMITS = (24 * 3600.0, 32768)  # the competition's limits for learning, per domain: 24 h, 32 GiB
 REFERENCE_FILE = "reference_costs.json"
 POLL_S = 0.05
-GRACE_S = 3.0  # past the time limit before a kill: a search that stops itself reports its expansions; a plan
+GRACE_S = 10.0  # past the time limit before a kill: a search that stops itself reports its expansions; a plan
 # found after the limit counts as a timeout all the same (`solve_one`)
 SEARCH_MEMORY_SHARE = 0.95  # of the memory limit, where our search stops itself (reporting its expansions) before
 # the kill at the limit; memory grows between its checks
