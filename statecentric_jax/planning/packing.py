@@ -6,8 +6,8 @@ atoms (the initial state and every operator's add effects, sorted) and keys a st
 integer whose bit i is set when atom i holds: equal states give equal keys, `unpack(pack(s)) == s`,
 and a key costs a few bytes per hundred fluent atoms. Where a task has so many fluent atoms that a
 state holds only a small part of them (Blocksworld with 386 blocks: 150,155 atoms, 436 held), a key
-is instead the bytes of the sorted numbers of the atoms held, 2 or 4 bytes each: 18.8 KB a state
-becomes 1.7 KB. A successor's key follows from its parent's and the operator's effects (two
+is instead the bytes of the sorted numbers of the atoms held, 2 or 4 bytes each (there 1.7 KB
+instead of 18.8 KB). A successor's key follows from its parent's and the operator's effects (two
 integer operations, or a splice of the parent's bytes), so `PackedStates.outside`
 tells which operators lead out of the set without building their successor states (best-first
 search finds most successors closed already). The keys of the states built last (successors
