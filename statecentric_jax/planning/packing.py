@@ -106,8 +106,8 @@ class StatePacker:
     def _spliced(self, key: bytes) -> Callable[[int], Key]:
         """Numbered keys: the child's bytes are the parent's with the cleared numbers cut out and the set ones
         put in at their places (clearing before setting, as with bits)."""
-        held, width, effects = np.frombuffer(key, self._dtype).tolist(), self._dtype.itemsize, self.effects  # type: ignore[union-attr]
-        dtype = self._dtype
+        assert self._dtype is not None
+        held, width, effects = np.frombuffer(key, self._dtype).tolist(), self._dtype.itemsize, self.effects
 
         def spliced(operator: int) -> Key:
             clear, set_ = effects[operator]
@@ -129,7 +129,7 @@ class StatePacker:
                 if drop:
                     done = place + 1
                 else:
-                    parts.append(np.asarray(i, dtype).tobytes())
+                    parts.append(i.to_bytes(width, "little"))
                     done = place
             parts.append(key[done * width :])
             return b"".join(parts)
