@@ -2,6 +2,7 @@
 
 import itertools
 import json
+import os
 import pathlib
 import random
 import subprocess
@@ -219,7 +220,7 @@ def test_wl_vocabulary_does_not_depend_on_hash_seed(tmp_path):
     files = []
     for seed in ("1", "2"):
         out = tmp_path / f"enc{seed}.json"
-        env = {"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}
+        env = {**os.environ, "PYTHONHASHSEED": seed}  # keeps PYTHONPATH installs importable
         subprocess.run([sys.executable, "-c", script, str(out)], cwd=REPO, env=env, check=True)
         data = json.loads(out.read_text())
         files.append((data["colour_hash"], data["colour_to_layer"]))
