@@ -17,7 +17,7 @@ outside the set, unpacked states) are remembered, so packing them again is a dic
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -168,8 +168,8 @@ class PackedStates:
         key = self.packer.pack(item) if isinstance(item, frozenset) else item
         return key in self._keys
 
-    def outside(self, state: State, operators: Iterable[int]) -> list[tuple[int, Key]]:
+    def outside(self, state: State, operators: Iterable[int]) -> Iterator[tuple[int, Key]]:
         """(operator, successor's key) for those of the operators applicable in `state` (indices into the task's)
-        whose successor is not in the set."""
+        whose successor is not in the set, one at a time as they are taken."""
         keys, successor = self._keys, self.packer.successors_of(self.packer.pack(state))
-        return [(i, child) for i in operators if (child := successor(i)) not in keys]
+        return ((i, child) for i in operators if (child := successor(i)) not in keys)

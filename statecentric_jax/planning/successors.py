@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import collections
 import random
-from collections.abc import Container
+from collections.abc import Container, Iterator
 
 from statecentric_jax.planning.packing import PackedStates
 from statecentric_jax.planning.tasks import Operator, Task
@@ -54,11 +54,18 @@ class SuccessorGenerator:
 
         A `PackedStates` (of this task) rejects a next state by its key, before the state is built; its packer
         remembers the keys of the states built."""
+        return list(self.each_successor(state, skip))
+
+    def each_successor(
+        self, state: frozenset[str], skip: Container[frozenset[str]] = ()
+    ) -> Iterator[tuple[Operator, frozenset[str]]]:
+        """`successors`, built one at a time as they are taken: a state can have hundreds of thousands, and the
+        search checks its time and memory limits while it takes them."""
         ops, applicable = self.operators, self.applicable(state)
         if isinstance(skip, PackedStates):
             remember = skip.packer.remember
-            return [(ops[i], remember(ops[i].apply(state), key)) for i, key in skip.outside(state, applicable)]
-        return [(ops[i], nxt) for i in applicable if (nxt := ops[i].apply(state)) not in skip]
+            return ((ops[i], remember(ops[i].apply(state), key)) for i, key in skip.outside(state, applicable))
+        return ((ops[i], nxt) for i in applicable if (nxt := ops[i].apply(state)) not in skip)
 
 
 def naive_successors(task: Task, state: frozenset[str]) -> list[tuple[Operator, frozenset[str]]]:

@@ -9,8 +9,8 @@ visitall cells `loc-xI-yJ`, exactly as in the paper's visitall-from-everywhere f
 
 Two generators write problems for domain files of the IPC 2023 learning track, which is not
 bundled (pass its domain file where the problem is read): `ipc_blocksworld` (blocks `b1..bN`,
-its predicate names `on-table` and `arm-empty`) and `ipc_ferry` (cars `car1..`, locations `loc1..`,
-typed).
+its predicate names `on-table` and `arm-empty`), `ipc_ferry` (cars `car1..`, locations `loc1..`,
+typed) and `ipc_miconic` (passengers `p1..`, floors `f1..`, typed).
 
 `DATASET` reproduces the paper's dataset table (tab:dataset_stats) split by split, and
 `write_dataset` lays it out as a PDDL root (see `layout`).
@@ -193,6 +193,24 @@ def ipc_ferry(cars: int, locations: int, seed: int | str = 0, name: str | None =
     init += [_atom("at", car, rng.choice(places)) for car in car_names]
     goal = [_atom("at", car, rng.choice(places)) for car in car_names]
     return _pddl("ferry", name or f"ferry-{cars}-{locations}", (objects, init, goal))
+
+
+def ipc_miconic(passengers: int, floors: int, seed: int | str = 0, name: str | None = None) -> str:
+    """A problem for the IPC 2023 learning track's miconic domain file: the lift at a random floor, each
+    passenger's origin and destination two random distinct floors, `above` for every pair of floors."""
+    if floors < 2 or passengers < 1:
+        raise ValueError(f"miconic needs a passenger and two floors, got {passengers} and {floors}")
+    rng = random.Random(seed)
+    people = [f"p{i}" for i in range(1, passengers + 1)]
+    levels = [f"f{i}" for i in range(1, floors + 1)]
+    objects = [*people, "-", "passenger", *levels, "-", "floor"]
+    init = [_atom("lift-at", rng.choice(levels))]
+    for person in people:
+        origin, destination = rng.sample(levels, 2)
+        init += [_atom("origin", person, origin), _atom("destin", person, destination)]
+    init += [_atom("above", low, high) for low, high in itertools.combinations(levels, 2)]
+    goal = [_atom("served", person) for person in people]
+    return _pddl("miconic", name or f"miconic-{passengers}-{floors}", (objects, init, goal))
 
 
 def gripper(n_balls: int, n_rooms: int = 2, seed: int | str = 0, name: str | None = None) -> str:

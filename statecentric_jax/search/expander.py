@@ -27,8 +27,9 @@ New states are embedded a chunk at a time, in order (embeddings are row by row, 
 value): at most `CHUNK_STATES` states, `CHUNK_ATOMS` atoms of their graphs, static ones included (a
 Rovers state of 300 objects has 46,000 static atoms, and the WL graphs of one call are held together),
 and as many atoms as the chunk before embedded in `CHUNK_SECONDS`. Between chunks the caller's
-`interrupt` may end problems: one node can have hundreds of thousands of successors, and decoding's
-time and memory limits must hold within its expansion too.
+`interrupt` may end problems, and also every `CHUNK_STATES` new states while successors are built (they are
+built one at a time): one node can have hundreds of thousands of successors, and decoding's time and memory
+limits must hold within its expansion too.
 """
 
 from __future__ import annotations
@@ -243,8 +244,9 @@ class Expander:
         `predict=False` (a stateless model whose distances only break ties: `tie_distances`): no model call.
         `defer=True` (lazy evaluation, with a cost-to-go): the successors are not estimated, each takes the
         cost-to-go of the node expanded, estimated now (`own_values`); they are embedded only for the model.
-        `interrupt` is asked after every `CHUNK_STATES` new states and between chunks; the requests of the
-        problems it ends get None, and their remaining states are not embedded."""
+        `interrupt` is asked after every `CHUNK_STATES` new states, also within one node's successors, and between
+        chunks; the requests of the problems it ends get None, and their remaining states are neither built nor
+        embedded."""
         if not requests:
             return []
         # 1. One model call for every node, in the model thread while 2 and 3 run here.
@@ -262,13 +264,6 @@ class Expander:
         stopped: set[Problem] = set()
         successors_of: dict[Problem, int] = {}  # what `interrupt` weighs
         checked = 0  # new states when `interrupt` was last asked
-
-        def ask(new_states: int) -> None:
-            nonlocal checked
-            if interrupt is not None and new_states - checked >= CHUNK_STATES:
-                stopped.update(interrupt(successors_of))
-                checked = new_states
-
         pairs: list[tuple[Task, State]] = []
         parents: list[State] = []  # the state each new one was derived from: incremental WL starts there
         owners: list[Problem] = []  # per new state
@@ -279,7 +274,8 @@ class Expander:
         for problem, node, skip in requests:
             row_of = rows_of.setdefault(id(problem), {})
             names, states_of, rows_of_request = [], [], []
-            for op, nxt in problem.generator.successors(node.state, skip) if problem not in stopped else ():
+            before = successors_of.get(problem, 0)
+            for op, nxt in problem.generator.each_successor(node.state, skip) if problem not in stopped else ():
                 row = row_of.get(nxt)
                 if row is None:
                     row = row_of[nxt] = len(pairs)
@@ -289,11 +285,16 @@ class Expander:
                 names.append(op.name)
                 states_of.append(nxt)
                 rows_of_request.append(row)
+                if interrupt is not None and len(pairs) - checked >= CHUNK_STATES:  # one node's successors may not fit
+                    successors_of[problem] = before + len(states_of)
+                    stopped.update(interrupt(successors_of))
+                    checked = len(pairs)
+                    if problem in stopped:
+                        break
             actions.append(names)
             children.append(states_of)
             rows.append(rows_of_request)
-            successors_of[problem] = successors_of.get(problem, 0) + len(states_of)
-            ask(len(pairs))
+            successors_of[problem] = before + len(states_of)
         self.stats.add("successors", time.perf_counter() - t0)
 
         # 3. The embeddings of all new states of all nodes, a chunk at a time; none where only the model would

@@ -1,8 +1,9 @@
 """Resource limits of decoding, checked between expansions: a problem's time and the process's memory.
 
-They are also checked within an expansion, between chunks of its new states (`Expander.expand`): one node
-can have hundreds of thousands of successors. There a problem out of time ends before its expansion is
-complete, and over the memory limit the one with the most successors in the expansion under way ends.
+They are also checked within an expansion, while its successors are built and between chunks of its new
+states (`Expander.expand`): one node can have hundreds of thousands of successors. There a problem out of
+time ends before its expansion is complete, and over the memory limit the one with the most successors in
+the expansion under way ends.
 
 `decode.time_limit` (seconds per problem, from its start, goal-agenda stages together) ends a problem
 with outcome `timeout`. `decode.memory_limit_mb` bounds the decoding process's resident memory: over

@@ -6,6 +6,7 @@ import threading
 import numpy as np
 import pytest
 
+from statecentric_jax.planning import tasks
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.search import expander, limits
@@ -237,11 +238,15 @@ def wide(tmp_path):
 
 def test_time_limit_ends_a_problem_within_its_expansion(wide, monkeypatch):
     monkeypatch.setattr(expander, "CHUNK_STATES", 4, raising=False)  # limits checked every 4 new states
+    built = []
+    apply = tasks.Operator.apply
+    monkeypatch.setattr(tasks.Operator, "apply", lambda op, state: built.append(op) or apply(op, state))
     encoder, stats = _CountingEncoder(), DecodeStats()
     config = DecodeConfig(strategy="best_first", budget=10_000, horizon_base=50, time_limit=1e-9)
     result = decode(wide[1:], ConstantModel(encoder.dim), encoder, config, stats=stats)[0]
     assert (result.outcome, result.solved, result.plan, result.expanded) == ("timeout", False, [], 0)
     assert stats.expanded == stats.generated == 0 and encoder.embedded < 1 + 10  # the root, not its children
+    assert len(built) == 4  # the root's ten successors are built until the first check, not all
 
 
 def test_memory_limit_within_an_expansion_ends_the_problem_it_grows_for(wide, monkeypatch):
