@@ -379,6 +379,7 @@ def _fast_downward(planner: Planner, problem: Problem, limits: Limits, tmp: path
 def _ours(planner: Planner, problem: Problem, limits: Limits, tmp: pathlib.Path, run_dir: pathlib.Path) -> dict:
     request: dict[str, object] = {"run": str(run_dir), "domain": str(problem.domain_file)}
     request.update(problem=str(problem.path), clock=str(tmp / "clock"), result=str(tmp / "result.json"))
+    request.update(grounded=str(tmp / "grounded"))
     request.update(time_limit=limits.time_limit, memory_limit_mb=int(limits.memory_limit_mb * SEARCH_MEMORY_SHARE))
     (tmp / "request.json").write_text(json.dumps(request), encoding="utf-8")
     command = [sys.executable, "-m", "statecentric_jax.experiments.ipc", str(tmp / "request.json")]
@@ -393,7 +394,8 @@ def _ours(planner: Planner, problem: Problem, limits: Limits, tmp: pathlib.Path,
         child = json.loads((tmp / "result.json").read_text(encoding="utf-8"))
         return {**base, **child}
     if finished.limit in ("timeout", "memory"):
-        return {**base, "outcome": finished.limit, "message": _over(finished.limit, limits)}
+        where = "searching" if (tmp / "grounded").is_file() else "grounding"  # grounding alone can outlast the limits
+        return {**base, "outcome": finished.limit, "message": f"{_over(finished.limit, limits)}, killed while {where}"}
     if finished.limit == "startup":
         return {**base, "outcome": "error", "message": f"loading the model took over {STARTUP_LIMIT_S:g} s"}
     last = finished.stdout.strip().splitlines()[-1:] or ["no output"]
@@ -422,6 +424,7 @@ def plan_in_this_process(request_file: str) -> None:
         task = load_task(request["domain"], request["problem"])
     except InputError as e:
         return finish({"outcome": "error", "message": str(e), "seconds": round(time.perf_counter() - started, 3)})
+    write_text(request["grounded"], repr(time.perf_counter() - started))
     left = max(request["time_limit"] - (time.perf_counter() - started), 1e-3)  # the search stops itself in time
     limits = {"time_limit": left, "memory_limit_mb": request["memory_limit_mb"]}
     settings = decode_config(loaded.config, budget=sys.maxsize, **limits)  # the limits bound it, not a node count

@@ -169,6 +169,23 @@ def test_limits(bench, tmp_path):
         assert record["seconds"] < 10 and not (tmp_path / "p01.plan").exists()
 
 
+@pytest.mark.parametrize("grounded", [False, True])
+def test_a_kill_at_the_limit_says_whether_grounding_had_finished(bench, tmp_path, monkeypatch, grounded):
+    root, config, workdir, _ = bench
+    problem = ipc.Problem("blocks", "hard", "p01", root / "blocks" / "testing" / "hard" / "p01.pddl")
+    (tiny,) = ipc.resolve_planners([str(config)])
+
+    def killed(command, cwd, limits, *files):
+        if grounded:
+            (cwd / "grounded").write_text("0.5")
+        return ipc.Finished(None, "timeout", 70.0, 1.0, 100.0, "")
+
+    monkeypatch.setattr(ipc, "run_limited", killed)
+    record = ipc.solve_one(tiny, problem, ipc.Limits(60, 8192), str(workdir / "tiny" / "blocks" / "run"), "p.plan")
+    where = "searching" if grounded else "grounding"
+    assert (record["outcome"], record["message"]) == ("timeout", f"no plan within 60 s, killed while {where}")
+
+
 def test_our_search_is_bounded_by_the_limits_not_the_runs_node_budget(bench, tmp_path):
     root, config, workdir, _ = bench
     run_dir = tmp_path / "run"
