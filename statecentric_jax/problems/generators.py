@@ -180,14 +180,18 @@ def _renamed(atom: str, names: dict[str, str]) -> str:
     return _atom(names.get(predicate, predicate), *args)
 
 
+def _numbered(prefix: str, count: int) -> list[str]:
+    """Object names prefix1..prefixN, as the IPC generators write them."""
+    return [f"{prefix}{i}" for i in range(1, count + 1)]
+
+
 def ipc_ferry(cars: int, locations: int, seed: int | str = 0, name: str | None = None) -> str:
     """A problem for the IPC 2023 learning track's ferry domain file: the ferry empty, it and every car at a
     random location, each car's goal a random location."""
     if locations < 2 or cars < 1:
         raise ValueError(f"ferry needs a car and two locations, got {cars} and {locations}")
     rng = random.Random(seed)
-    car_names = [f"car{i}" for i in range(1, cars + 1)]
-    places = [f"loc{i}" for i in range(1, locations + 1)]
+    car_names, places = _numbered("car", cars), _numbered("loc", locations)
     objects = [*car_names, "-", "car", *places, "-", "location"]
     init = ["(empty-ferry)", _atom("at-ferry", rng.choice(places))]
     init += [_atom("at", car, rng.choice(places)) for car in car_names]
@@ -201,8 +205,7 @@ def ipc_miconic(passengers: int, floors: int, seed: int | str = 0, name: str | N
     if floors < 2 or passengers < 1:
         raise ValueError(f"miconic needs a passenger and two floors, got {passengers} and {floors}")
     rng = random.Random(seed)
-    people = [f"p{i}" for i in range(1, passengers + 1)]
-    levels = [f"f{i}" for i in range(1, floors + 1)]
+    people, levels = _numbered("p", passengers), _numbered("f", floors)
     objects = [*people, "-", "passenger", *levels, "-", "floor"]
     init = [_atom("lift-at", rng.choice(levels))]
     for person in people:
