@@ -72,9 +72,11 @@ def refuse_busy_machine(flag: str, max_per_core: float) -> None:
         )
 
 
-def plans_digest(results: Sequence[DecodeResult]) -> str:
-    """A short sha256 of the results' plans, in order: the same plans, the same digest (reruns, commits)."""
-    return hashlib.sha256(repr([r.plan for r in results]).encode()).hexdigest()[:16]
+def plans_digest(results: Sequence[DecodeResult] | Sequence[dict]) -> str:
+    """A short sha256 of the results' plans (results or their records), in order: the same plans, the same
+    digest (reruns, commits)."""
+    plans = [r["plan"] if isinstance(r, dict) else r.plan for r in results]
+    return hashlib.sha256(repr(plans).encode()).hexdigest()[:16]
 
 
 def cost_to_go_features(

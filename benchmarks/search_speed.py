@@ -4,8 +4,10 @@
         --planners=ours,lama_first,gbfs_ff
 
 Problems: `--set=speed` (default), a fixed set of our own larger problems (Logistics up to 6 cities
-and 24 packages, Blocks, VisitAll), written seeded under `<workdir>/problems/<domain>/<set>/` from the
-generator specs of `benchmarks/own_problems.py` (plus the few sizes named here); with `--ipc_root=<a
+and 24 packages, Blocks, VisitAll), or `--set=own-large`, all of them (every split of
+`benchmarks/own_problems.py` but `medium`: 64 Blocks, 14 Gripper, 12 VisitAll, 30 Logistics), written
+seeded under `<workdir>/problems/<domain>/<split>/` from the generator specs of
+`benchmarks/own_problems.py` (plus the few sizes named here); with `--ipc_root=<a
 benchmark in IPC layout>` also our own problems for two of its domain files (blocksworld, ferry), at
 sizes between its medium and hard test problems; or `--problems=<domain>:<problem.pddl>,...` with
 `--domain_files=<domain>:<domain.pddl>,...`.
@@ -26,16 +28,20 @@ Fast Downward (`gbfs_ff`: `eager_greedy([ff()])`; `lama_first`: the `lama-first`
 the same time limit, one process each: the wall-clock seconds of the whole driver call (translation
 included), and expansions per second of search time from its log.
 
-The plans' sha256 over the problems (`benchmarks.common.plans_digest`) is printed for ours, so that a pure
-speed change can show the same plans. Rows also go to `<workdir>/results.jsonl` (one JSON object per
-planner and problem, appended). It never plans for a test split of `--pddl_root` or a test problem of
-`--ipc_root`.
+The median of ours' time over LAMA-first's counts a problem ours fails and LAMA-first solves as infinitely
+slower, one only ours solves as 0, and leaves out those neither solves. The plans' sha256 over the problems
+(`benchmarks.common.plans_digest`) is printed for ours, so that a pure speed change can show the same plans.
+Each planner's record of each problem is appended to `<workdir>/results.jsonl` when it finishes, and a rerun
+with the same flags reuses it (`Records`): an interrupted run resumes per problem. It never plans for a test
+split of `--pddl_root` or a test problem of `--ipc_root`.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import hashlib
 import json
+import math
 import multiprocessing
 import os
 import pathlib
@@ -53,7 +59,7 @@ from absl import flags
 from benchmarks.common import load_line, plans_digest, print_columns, print_header
 from benchmarks.own_problems import OWN_PROBLEMS, write_own_problems
 from statecentric_jax import config as config_lib
-from statecentric_jax.atomic import write_text
+from statecentric_jax.atomic import open_for_append, read_own_lines, write_text
 from statecentric_jax.cli import run_main
 from statecentric_jax.errors import InputError
 from statecentric_jax.experiments import sweep
@@ -64,7 +70,7 @@ from statecentric_jax.method.evaluation import check_plan, cost_to_go_for
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import fast_downward, generators
 from statecentric_jax.problems.domains import domain_text
-from statecentric_jax.search.base import DecodeResult, decode_config
+from statecentric_jax.search.base import decode_config
 from statecentric_jax.search.decoding import decode
 from statecentric_jax.search.expander import DecodeStats
 
@@ -77,6 +83,7 @@ _SEED = flags.DEFINE_integer("seed", 13, "Ours: the training seed.")
 _RUN = flags.DEFINE_list("run", [], "Ours: <domain>:<trained run> pairs to use instead of training.")
 _SET = flags.DEFINE_string("set", "speed", "A named fixed set of our own problems (see SETS).")
 _PROBLEMS = flags.DEFINE_list("problems", [], "<domain>:<problem.pddl> pairs instead of --set.")
+_DOMAINS = flags.DEFINE_list("domains", [], "Only these domains of --set (default: all of them).")
 _DOMAIN_FILES = flags.DEFINE_list("domain_files", [], "<domain>:<domain.pddl> pairs, for --problems.")
 _PLANNERS = flags.DEFINE_list("planners", ["ours", "lama_first", "gbfs_ff"], "Planners: ours, lama_first, gbfs_ff.")
 _TIME_LIMIT = flags.DEFINE_float("time_limit", 300.0, "Seconds per problem and planner.", lower_bound=1)
@@ -98,6 +105,17 @@ SETS: dict[str, dict[str, list[Any]]] = {
         "blocks": [("large", 0), ("large", 6)],  # 20 and 34 blocks
         "visitall": [("large", 0), ("large", 4)],  # 14 x 14 and 16 x 16
     },
+}
+# `own-large`: every problem of our own at larger than the paper's sizes (every split of
+# benchmarks/own_problems.py but `medium`), for the median over them.
+SETS["own-large"] = {
+    domain: [
+        (split, index)
+        for split, domains in OWN_PROBLEMS.items()
+        if split != "medium"
+        for index in range(len(domains.get(domain, [])))
+    ]
+    for domain in ("blocks", "gripper", "visitall", "logistics")
 }
 # Our own problems for domain files of an IPC-layout benchmark (--ipc_root): (generator, arguments).
 IPC_SETS: dict[str, dict[str, list[Any]]] = {
@@ -152,7 +170,11 @@ def _generated(folder: pathlib.Path, domain: str, generator: str, arguments: dic
 def named_problems() -> list[tuple[str, pathlib.Path, pathlib.Path]]:
     """--problems with --domain_files, or the --set written under the workdir."""
     if not _PROBLEMS.value:
-        return fixed_set(_SET.value, pathlib.Path(_WORKDIR.value) / "problems")
+        problems = fixed_set(_SET.value, pathlib.Path(_WORKDIR.value) / "problems")
+        unknown = sorted(set(_DOMAINS.value) - {domain for domain, _, _ in problems})
+        if unknown:
+            raise InputError("--domains", f"not in --set={_SET.value}: {', '.join(unknown)}")
+        return [problem for problem in problems if not _DOMAINS.value or problem[0] in _DOMAINS.value]
     domain_files = dict(_pair("--domain_files", item) for item in _DOMAIN_FILES.value)
     problems = []
     for item in _PROBLEMS.value:
@@ -224,9 +246,9 @@ def peak_resident_bytes() -> int:
 
 def decode_alone(
     run: str, domain_file: str, problem_file: str, overrides: dict[str, Any], cores: int
-) -> tuple[DecodeResult, dict[str, Any]]:
-    """One problem decoded by ours in this (fresh) process: its checked result, and a record of its
-    throughput, DecodeStats and memory."""
+) -> dict[str, Any]:
+    """One problem decoded by ours in this (fresh) process: a record of its checked plan, throughput,
+    DecodeStats and memory."""
     if cores:
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:cores])
     loaded = load_run(run)
@@ -240,10 +262,11 @@ def decode_alone(
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     peak = peak_resident_bytes()
     result = check_plan(task, result, settings)
-    return result, {
+    return {
         "solved": result.solved,
         "outcome": result.outcome,
         "plan_length": len(result.plan),
+        "plan": result.plan,
         "seconds": seconds,
         "cpu_seconds": cpu_seconds,
         "expanded": stats.expanded,
@@ -254,21 +277,59 @@ def decode_alone(
     }
 
 
-def ours(problems: Sequence[tuple[str, pathlib.Path, pathlib.Path]]) -> tuple[list[DecodeResult], list[dict[str, Any]]]:
-    """Each problem decoded alone, in a fresh process with every thread count at one: results and records."""
+class Records:
+    """`<workdir>/results.jsonl`: one record per planner and problem, appended as each finishes, so that an
+    interrupted run resumes per problem. A record is reused when its key matches: the planner, the
+    problem's and its domain's text, the limits, and for ours the run and the decoding settings."""
+
+    def __init__(self, workdir: pathlib.Path, limits: dict[str, float]):
+        self.path, self.limits = workdir / "results.jsonl", limits
+        self.path.parent.mkdir(parents=True, exist_ok=True)  # --problems writes nothing else there
+        self.done = {r["key"]: r for r in read_own_lines(self.path) if isinstance(r, dict) and "key" in r}
+
+    def key(self, planner: str, domain_file: pathlib.Path, problem: pathlib.Path, **settings: Any) -> str:
+        digest = hashlib.sha256(domain_file.read_bytes() + b"\0" + problem.read_bytes()).hexdigest()[:16]
+        return json.dumps([planner, str(problem), digest, self.limits, settings], sort_keys=True)
+
+    def add(self, record: dict[str, Any]) -> dict[str, Any]:
+        record = {"command": " ".join(sys.argv), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **record}
+        with open_for_append(self.path) as f:
+            f.write(json.dumps(record) + "\n")
+        self.done[record["key"]] = record
+        return record
+
+
+def ours(problems: Sequence[tuple[str, pathlib.Path, pathlib.Path]], records: Records) -> list[dict[str, Any]]:
+    """Each problem decoded alone, in a fresh process with every thread count at one (or its earlier record)."""
     overrides = {"time_limit": _TIME_LIMIT.value, "memory_limit_mb": _MEMORY_LIMIT.value, **decode_overrides()}
     runs = {domain: trained_run(domain) for domain in dict.fromkeys(d for d, _, _ in problems)}
     os.environ.update(THREADS_ONE)  # read by the fresh processes' XGBoost, BLAS and XLA at start-up
     context = multiprocessing.get_context("spawn")
-    results, records = [], []
+    out = []
     for domain, domain_file, problem in problems:
-        with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as alone:
-            args = (runs[domain], str(domain_file), str(problem), overrides, _CORES.value)
-            result, record = alone.submit(decode_alone, *args).result()
-        results.append(result)
-        records.append({"planner": "ours", "problem": str(problem), "decode": overrides, **record})
-        print(f"ours {problem.stem}: {record['outcome']}, {record['seconds']:.1f} s; {load_line()}", flush=True)
-    return results, records
+        key = records.key("ours", domain_file, problem, run=runs[domain], decode=overrides, cores=_CORES.value)
+        if key not in records.done:
+            with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as alone:
+                args = (runs[domain], str(domain_file), str(problem), overrides, _CORES.value)
+                record = alone.submit(decode_alone, *args).result()
+            records.add({"key": key, "planner": "ours", "problem": str(problem), "decode": overrides, **record})
+            print(f"ours {problem.stem}: {record['outcome']}, {record['seconds']:.1f} s; {load_line()}", flush=True)
+        out.append(records.done[key])
+    return out
+
+
+def fast_downward_rows(
+    planner: str, problems: Sequence[tuple[str, pathlib.Path, pathlib.Path]], records: Records
+) -> list[dict[str, Any]]:
+    """One Fast Downward configuration on each problem (or its earlier record)."""
+    out = []
+    for _, domain_file, problem in problems:
+        key = records.key(planner, domain_file, problem)
+        if key not in records.done:
+            record = records.add({"key": key, **fast_downward_row(planner, domain_file, problem)})
+            print(f"{planner} {problem.stem}: {record['outcome']}, {record['seconds']:.1f} s; {load_line()}")
+        out.append(records.done[key])
+    return out
 
 
 def fast_downward_row(planner: str, domain_file: pathlib.Path, problem: pathlib.Path) -> dict[str, Any]:
@@ -297,11 +358,15 @@ def _rate(count: int | None, seconds: float | None) -> str:
     return f"{count / seconds:,.0f}" if count is not None and seconds else "-"
 
 
-def print_tables(
-    records: Sequence[dict[str, Any]],
-    problems: Sequence[tuple[str, pathlib.Path, pathlib.Path]],
-    results: Sequence[DecodeResult],
-) -> None:
+def time_ratio(ours_record: dict[str, Any], lama_record: dict[str, Any]) -> float:
+    """Ours' time over LAMA-first's; infinite where ours fails and LAMA-first solves, 0 where only ours solves,
+    so that a median over problems counts a failure as slower than any time."""
+    if not ours_record["solved"]:
+        return math.inf if lama_record["solved"] else math.nan
+    return ours_record["seconds"] / lama_record["seconds"] if lama_record["solved"] else 0.0
+
+
+def print_tables(records: Sequence[dict[str, Any]], problems: Sequence[tuple[str, pathlib.Path, pathlib.Path]]) -> None:
     by = {(r["planner"], r["problem"]): r for r in records}
     planners = [p for p in PLANNERS if p in _PLANNERS.value]
     columns = ["problem"]
@@ -327,12 +392,17 @@ def print_tables(
                 f"{r['peak_bytes'] / 2**20:,.0f}, {r['bytes_per_node']:,.0f}",
             ]
             if "lama_first" in planners:
-                ratio = r["seconds"] / by[("lama_first", str(problem))]["seconds"]
+                ratio = time_ratio(r, by[("lama_first", str(problem))])
                 ratios.append(ratio)
                 row.append(f"{ratio:.1f}x")
         print("| " + " | ".join(row) + " |")
-    if ratios:
-        print(f"median ours / LAMA-first time: {statistics.median(ratios):.1f}x")
+    decided = [ratio for ratio in ratios if not math.isnan(ratio)]  # neither solved: no ratio
+    if decided:
+        solved = sum(by[("ours", str(problem))]["solved"] for _, _, problem in problems)
+        print(
+            f"median ours / LAMA-first time over the {len(decided)} problems either solves: "
+            f"{statistics.median(decided):.1f}x (ours unsolved: infinite); ours solved {solved}/{len(problems)}"
+        )
     if "ours" in planners:
         ours_records = [by[("ours", str(problem))] for _, _, problem in problems]
         print("\nours, where the time went (s; the model runs in a thread of its own, beside successors and embedding)")
@@ -340,7 +410,7 @@ def print_tables(
         for (domain, _, problem), r in zip(problems, ours_records):
             phases = [f"{r['phases'][name]:.1f}" for name in STATS_PHASES]
             print(f"| {domain} {problem.stem} | {r['seconds']:.1f} | " + " | ".join(phases) + " |")
-        print(f"ours: plans sha256 {plans_digest(results)}; decode {json.dumps(ours_records[0]['decode'])}")
+        print(f"ours: plans sha256 {plans_digest(ours_records)}; decode {json.dumps(ours_records[0]['decode'])}")
 
 
 def main(argv: Sequence[str]) -> None:
@@ -351,16 +421,14 @@ def main(argv: Sequence[str]) -> None:
     problems = named_problems()
     print_header()
     print(f"{len(problems)} problems; {load_line()}", flush=True)
-    results, records = ours(problems) if "ours" in _PLANNERS.value else ([], [])
+    done = Records(
+        pathlib.Path(_WORKDIR.value), {"time_limit": _TIME_LIMIT.value, "memory_limit_mb": _MEMORY_LIMIT.value}
+    )
+    records = ours(problems, done) if "ours" in _PLANNERS.value else []
     for planner in FD_SEARCHES:
         if planner in _PLANNERS.value:
-            records += [fast_downward_row(planner, domain_file, problem) for _, domain_file, problem in problems]
-    jsonl = pathlib.Path(_WORKDIR.value) / "results.jsonl"
-    jsonl.parent.mkdir(parents=True, exist_ok=True)  # --problems writes nothing else there
-    with jsonl.open("a") as f:
-        for record in records:
-            f.write(json.dumps({"command": " ".join(sys.argv), **record}) + "\n")
-    print_tables(records, problems, results)
+            records += fast_downward_rows(planner, problems, done)
+    print_tables(records, problems)
     print(load_line())
 
 
