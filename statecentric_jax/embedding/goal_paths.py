@@ -118,8 +118,11 @@ class _Memo:
 
     def __init__(self) -> None:
         self._neighbours: dict[Neighbours, Neighbours] = {}
+        self._by_label: dict[int, tuple[Neighbours, tuple[tuple[Label, Label, tuple[str, ...]], ...]]] = {}
         self._layers: dict[tuple[object, ...], tuple[tuple[Neighbours, ...], Layers]] = {}
         self._joined: dict[tuple[int, int, int], tuple[Layers, Layers, tuple[Walk, ...]]] = {}
+        # the sorted walks by the (ids of the) pairs of sets of walks that meet, kept with those sets
+        self._sorted: dict[frozenset[tuple[int, int]], tuple[tuple[Any, ...], tuple[Walk, ...]]] = {}
         self._extended: dict[tuple[frozenset[Walk], Label, bool], frozenset[Walk]] = {}
         self._products: dict[tuple[frozenset[Walk], frozenset[Walk]], frozenset[Walk]] = {}
         self._unions: dict[frozenset[Walk], frozenset[Walk]] = {}
@@ -128,7 +131,7 @@ class _Memo:
     def _bounded(self) -> None:
         """Room for one more entry: past a bound, all emptied (the states that hold neighbours tuples from
         before then miss, and stay right: a key holds the tuples whose ids it names)."""
-        tables: list[dict[Any, Any]] = [self._neighbours, self._layers, self._joined]
+        tables: list[dict[Any, Any]] = [self._neighbours, self._by_label, self._layers, self._joined, self._sorted]
         tables += [self._extended, self._products, self._unions]
         if max(len(table) for table in tables) >= self.LIMIT or self._items >= self.ITEMS:
             for table in tables:
@@ -144,6 +147,21 @@ class _Memo:
             self._items += len(key)
         return self._neighbours[key]
 
+    def by_label(self, neighbours: Neighbours) -> tuple[tuple[Label, Label, tuple[str, ...]], ...]:
+        """These neighbours grouped by their edges' labels, (label, label back, objects) each: all objects of a
+        group extend a walk alike, so the walk is extended once per group (an object of Rovers' waypoints has
+        hundreds of neighbours under a few labels). Kept by the tuple's id, with the tuple."""
+        kept = self._by_label.get(id(neighbours))
+        if kept is None or kept[0] is not neighbours:
+            groups: dict[tuple[Label, Label], list[str]] = {}
+            for label, neighbour, back in neighbours:
+                groups.setdefault((label, back), []).append(neighbour)
+            self._bounded()
+            kept = neighbours, tuple((label, back, tuple(objects)) for (label, back), objects in groups.items())
+            self._by_label[id(neighbours)] = kept
+            self._items += len(neighbours)
+        return kept[1]
+
     def layers(self, edges: Edges, end: str, depth: int, backward: bool) -> Layers:
         """For k = 0..depth, every object with the label sequences of the walks of k edges from `end` to it
         (backward: from it to `end`); taken once per region (kept with the key, so that the ids in it stay
@@ -153,10 +171,19 @@ class _Memo:
         if key not in self._layers:
             layers: Layers = [{end: frozenset({()})}]
             for _ in range(depth):
-                parts: dict[str, list[frozenset[Walk]]] = collections.defaultdict(list)
+                # each distinct extended set of walks with the objects it reaches (sets recur: few of them)
+                reached: dict[int, tuple[frozenset[Walk], set[str]]] = {}
                 for node, walks in layers[-1].items():
-                    for label, neighbour, back in edges.get(node, ()):
-                        parts[neighbour].append(self._extended_by(walks, back if backward else label, backward))
+                    for label, back, objects in self.by_label(edges.get(node, ())):
+                        extended = self._extended_by(walks, back if backward else label, backward)
+                        if id(extended) in reached:
+                            reached[id(extended)][1].update(objects)
+                        else:
+                            reached[id(extended)] = extended, set(objects)
+                parts: dict[str, list[frozenset[Walk]]] = collections.defaultdict(list)
+                for extended, reached_objects in reached.values():
+                    for neighbour in reached_objects:
+                        parts[neighbour].append(extended)
                 layers.append({node: self._union(sets) for node, sets in parts.items()})
             self._bounded()
             self._layers[key] = region, layers
@@ -188,14 +215,22 @@ class _Memo:
         meet at one object. Once per pair of halves (kept with the key, as in `layers`)."""
         key = (id(ahead), id(behind), length)
         if key not in self._joined:
-            found: set[Walk] = set()
+            halves: dict[tuple[int, int], tuple[frozenset[Walk], frozenset[Walk]]] = {}  # by content: many alike
             for n in range(1, length + 1):
                 first, rest = ahead[n // 2], behind[n - n // 2]
                 for node in first.keys() & rest.keys():
-                    found |= self._product(first[node], rest[node])
+                    heads, tails = first[node], rest[node]
+                    halves[id(heads), id(tails)] = heads, tails
+            meeting = frozenset(halves)
+            if meeting not in self._sorted:  # other halves often meet in the same sets of walks
+                found = set().union(*(self._product(heads, tails) for heads, tails in halves.values()))
+                self._bounded()
+                self._sorted[meeting] = tuple(halves.values()), tuple(sorted(found))
+                self._items += len(found)
+            paths = self._sorted[meeting][1]
             self._bounded()
-            self._joined[key] = ahead, behind, tuple(sorted(found))
-            self._items += len(found)
+            self._joined[key] = ahead, behind, paths
+            self._items += 1
         return self._joined[key][2]
 
     def _product(self, heads: frozenset[Walk], tails: frozenset[Walk]) -> frozenset[Walk]:

@@ -79,13 +79,20 @@ def test_saved_and_loaded_it_embeds_the_same(two_cities, tmp_path):
         GoalPathEncoder("logistics", task.predicates, 0, [])
 
 
-SMALL_PROBLEMS = pytest.mark.parametrize(
+SMALL = [
+    ("logistics", generators.logistics(3, 2, 6, 2, 5, seed=1, name="three-cities")),
+    ("blocks", generators.blocks(6, seed=1, name="six")),
+]
+SMALL_PROBLEMS = pytest.mark.parametrize("domain, problem", SMALL, ids=["logistics", "blocks"])
+# and objects with many neighbours under one label, many alike: walks extended once per label, shared by content
+WITH_ALIKE = pytest.mark.parametrize(
     "domain, problem",
     [
-        ("logistics", generators.logistics(3, 2, 6, 2, 5, seed=1, name="three-cities")),
-        ("blocks", generators.blocks(6, seed=1, name="six")),
+        *SMALL,
+        ("gripper", generators.gripper(6, n_rooms=3, seed=1, name="three-rooms")),
+        ("visitall", generators.visitall(4, 3, (1, 1), name="four-by-three")),
     ],
-    ids=["logistics", "blocks"],
+    ids=["logistics", "blocks", "gripper", "visitall"],
 )
 
 
@@ -134,7 +141,7 @@ def test_derived_from_the_parent_they_are_the_paths_computed_afresh(tmp_path, do
     assert unseen > 0
 
 
-@SMALL_PROBLEMS
+@WITH_ALIKE
 def test_a_search_sharing_its_walks_by_content_embeds_as_afresh(tmp_path, monkeypatch, domain, problem):
     (tmp_path / "problem.pddl").write_text(problem)
     task = load_task(domain_file(domain), tmp_path / "problem.pddl")
@@ -173,7 +180,7 @@ def _walked_paths(task, state, length):
     return paths
 
 
-@SMALL_PROBLEMS
+@WITH_ALIKE
 def test_walks_met_halfway_are_every_walk_of_the_objects_graph(tmp_path, domain, problem):
     (tmp_path / "problem.pddl").write_text(problem)
     task = load_task(domain_file(domain), tmp_path / "problem.pddl")
