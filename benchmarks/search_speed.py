@@ -377,7 +377,6 @@ def print_tables(records: Sequence[dict[str, Any]], problems: Sequence[tuple[str
     if "lama_first" in planners and "ours" in planners:
         columns += ["ours / LAMA-first time"]
     print_columns(columns)
-    ratios = []
     for domain, _, problem in problems:
         row = [f"{domain} {problem.stem}"]
         for planner in planners:
@@ -392,17 +391,20 @@ def print_tables(records: Sequence[dict[str, Any]], problems: Sequence[tuple[str
                 f"{r['peak_bytes'] / 2**20:,.0f}, {r['bytes_per_node']:,.0f}",
             ]
             if "lama_first" in planners:
-                ratio = time_ratio(r, by[("lama_first", str(problem))])
-                ratios.append(ratio)
-                row.append(f"{ratio:.1f}x")
+                row.append(f"{time_ratio(r, by[('lama_first', str(problem))]):.1f}x")
         print("| " + " | ".join(row) + " |")
-    decided = [ratio for ratio in ratios if not math.isnan(ratio)]  # neither solved: no ratio
-    if decided:
-        solved = sum(by[("ours", str(problem))]["solved"] for _, _, problem in problems)
-        print(
-            f"median ours / LAMA-first time over the {len(decided)} problems either solves: "
-            f"{statistics.median(decided):.1f}x (ours unsolved: infinite); ours solved {solved}/{len(problems)}"
-        )
+    if "lama_first" in planners and "ours" in planners:
+        domains = list(dict.fromkeys(domain for domain, _, _ in problems))
+        for name in ["all", *domains] if len(domains) > 1 else ["all"]:
+            group = [problem for domain, _, problem in problems if name in ("all", domain)]
+            ratios = [time_ratio(by[("ours", str(p))], by[("lama_first", str(p))]) for p in group]
+            decided = [ratio for ratio in ratios if not math.isnan(ratio)]  # neither solved: no ratio
+            if decided:
+                solved = sum(by[("ours", str(p))]["solved"] for p in group)
+                print(
+                    f"{name}: median ours / LAMA-first time over the {len(decided)} problems either solves: "
+                    f"{statistics.median(decided):.1f}x (ours unsolved: infinite); ours solved {solved}/{len(group)}"
+                )
     if "ours" in planners:
         ours_records = [by[("ours", str(problem))] for _, _, problem in problems]
         print("\nours, where the time went (s; the model runs in a thread of its own, beside successors and embedding)")
