@@ -66,7 +66,7 @@ from statecentric_jax.experiments import sweep
 from statecentric_jax.learning.ensemble import load_run
 from statecentric_jax.learning.train import CONFIG_FILE
 from statecentric_jax.method import pipeline, selection
-from statecentric_jax.method.evaluation import check_plan, cost_to_go_for
+from statecentric_jax.method.evaluation import check_plan, cost_to_go_for, run_fingerprint
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import fast_downward, generators
 from statecentric_jax.problems.domains import domain_text
@@ -280,7 +280,8 @@ def decode_alone(
 class Records:
     """`<workdir>/results.jsonl`: one record per planner and problem, appended as each finishes, so that an
     interrupted run resumes per problem. A record is reused when its key matches: the planner, the
-    problem's and its domain's text, the limits, and for ours the run and the decoding settings."""
+    problem's and its domain's text, the limits, and for ours the run, its model files and the decoding
+    settings."""
 
     def __init__(self, workdir: pathlib.Path, limits: dict[str, float]):
         self.path, self.limits = workdir / "results.jsonl", limits
@@ -299,15 +300,23 @@ class Records:
         return record
 
 
+def model_fingerprint(run: str, overrides: dict[str, Any]) -> str:
+    """What the run's plans depend on (`evaluation.run_fingerprint`: its model files and decoding settings)."""
+    loaded = load_run(run)
+    return run_fingerprint(pathlib.Path(run), decode_config(loaded.config, **overrides), loaded.member_dirs)
+
+
 def ours(problems: Sequence[tuple[str, pathlib.Path, pathlib.Path]], records: Records) -> list[dict[str, Any]]:
     """Each problem decoded alone, in a fresh process with every thread count at one (or its earlier record)."""
     overrides = {"time_limit": _TIME_LIMIT.value, "memory_limit_mb": _MEMORY_LIMIT.value, **decode_overrides()}
     runs = {domain: trained_run(domain) for domain in dict.fromkeys(d for d, _, _ in problems)}
+    models = {domain: model_fingerprint(run, overrides) for domain, run in runs.items()}  # a run trained again: new
     os.environ.update(THREADS_ONE)  # read by the fresh processes' XGBoost, BLAS and XLA at start-up
     context = multiprocessing.get_context("spawn")
     out = []
     for domain, domain_file, problem in problems:
-        key = records.key("ours", domain_file, problem, run=runs[domain], decode=overrides, cores=_CORES.value)
+        settings = {"run": runs[domain], "model": models[domain], "decode": overrides, "cores": _CORES.value}
+        key = records.key("ours", domain_file, problem, **settings)
         if key not in records.done:
             with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as alone:
                 args = (runs[domain], str(domain_file), str(problem), overrides, _CORES.value)
