@@ -39,6 +39,7 @@ split of `--pddl_root` or a test problem of `--ipc_root`.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import hashlib
 import json
 import math
@@ -50,7 +51,7 @@ import resource
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psutil
@@ -299,6 +300,14 @@ class Records:
         self.done[record["key"]] = record
         return record
 
+    def take(self, key: str, plan: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """The record of `key`: the earlier one, else the one `plan()` makes now (appended, and a line printed)."""
+        if key not in self.done:
+            record = self.add({"key": key, **plan()})
+            outcome = f"{record['outcome']}, {record['seconds']:.1f} s"
+            print(f"{record['planner']} {pathlib.Path(record['problem']).stem}: {outcome}; {load_line()}", flush=True)
+        return self.done[key]
+
 
 def model_fingerprint(run: str, overrides: dict[str, Any]) -> str:
     """What the run's plans depend on (`evaluation.run_fingerprint`: its model files and decoding settings)."""
@@ -313,17 +322,18 @@ def ours(problems: Sequence[tuple[str, pathlib.Path, pathlib.Path]], records: Re
     models = {domain: model_fingerprint(run, overrides) for domain, run in runs.items()}  # a run trained again: new
     os.environ.update(THREADS_ONE)  # read by the fresh processes' XGBoost, BLAS and XLA at start-up
     context = multiprocessing.get_context("spawn")
+
+    def alone(domain: str, domain_file: pathlib.Path, problem: pathlib.Path) -> dict[str, Any]:
+        with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as process:
+            args = (runs[domain], str(domain_file), str(problem), overrides, _CORES.value)
+            record = process.submit(decode_alone, *args).result()
+        return {"planner": "ours", "problem": str(problem), "decode": overrides, **record}
+
     out = []
     for domain, domain_file, problem in problems:
         settings = {"run": runs[domain], "model": models[domain], "decode": overrides, "cores": _CORES.value}
         key = records.key("ours", domain_file, problem, **settings)
-        if key not in records.done:
-            with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as alone:
-                args = (runs[domain], str(domain_file), str(problem), overrides, _CORES.value)
-                record = alone.submit(decode_alone, *args).result()
-            records.add({"key": key, "planner": "ours", "problem": str(problem), "decode": overrides, **record})
-            print(f"ours {problem.stem}: {record['outcome']}, {record['seconds']:.1f} s; {load_line()}", flush=True)
-        out.append(records.done[key])
+        out.append(records.take(key, functools.partial(alone, domain, domain_file, problem)))
     return out
 
 
@@ -331,14 +341,13 @@ def fast_downward_rows(
     planner: str, problems: Sequence[tuple[str, pathlib.Path, pathlib.Path]], records: Records
 ) -> list[dict[str, Any]]:
     """One Fast Downward configuration on each problem (or its earlier record)."""
-    out = []
-    for _, domain_file, problem in problems:
-        key = records.key(planner, domain_file, problem)
-        if key not in records.done:
-            record = records.add({"key": key, **fast_downward_row(planner, domain_file, problem)})
-            print(f"{planner} {problem.stem}: {record['outcome']}, {record['seconds']:.1f} s; {load_line()}")
-        out.append(records.done[key])
-    return out
+    return [
+        records.take(
+            records.key(planner, domain_file, problem),
+            functools.partial(fast_downward_row, planner, domain_file, problem),
+        )
+        for _, domain_file, problem in problems
+    ]
 
 
 def fast_downward_row(planner: str, domain_file: pathlib.Path, problem: pathlib.Path) -> dict[str, Any]:
