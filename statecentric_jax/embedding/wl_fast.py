@@ -18,7 +18,11 @@ adds: on Blocks an object has about 2n `on` atoms, nearly all absent), each node
 (label, colour) codes, so no per-node sorting is needed for the lookup), looked
 up with `searchsorted` among the vocabulary's hashed keys, and then compared
 element by element with the vocabulary key it hit, so a hash collision can
-never give a wrong colour.
+never give a wrong colour. Without multiset hashing, where many states share a
+start and their nodes have many neighbours (a Miconic floor has an `above` atom
+per floor), a key is instead the start's key, read once for all those states,
+with the codes of the neighbours that changed taken out and put in (with counts,
+so a code goes only when no neighbour has it any more).
 
 The result equals wlplan 2.1.0's `embed` exactly for the vocabulary of a saved
 feature generator (ILG, WL, no pruning, no domain constants; `from_wlplan_json`
@@ -68,6 +72,7 @@ _COPY_COLOURS = 1 << 16  # up to this many node colours in a derivation, every s
 # listing those costs more than reading all.
 _NEAR_READS = 512
 _NEAR_STATES = 16
+_SHARED_READS = 4  # see `FastWL._shared_starts`
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -372,6 +377,24 @@ class _Near(NamedTuple):
     added: _Around
 
 
+class _Nodes(NamedTuple):
+    """Nodes of the rows being derived: row, node, and virtual layer-0 position (ascending)."""
+
+    r: np.ndarray
+    v: np.ndarray
+    virtual: np.ndarray
+
+
+class _Moved(NamedTuple):
+    """The neighbours whose colour changed at the layer below, one entry per edge to a node (`target`,
+    virtual): the edge's label times the code base, and the neighbour's old and new colours."""
+
+    target: np.ndarray
+    label_code: np.ndarray
+    old: np.ndarray
+    new: np.ndarray
+
+
 class _Colours:
     """The node colours of the states being derived together: row r's dense start row (at base[r] in `dense`),
     and per layer the entries that the derivation changed, sorted by virtual position (row r's node v at layer
@@ -646,15 +669,18 @@ class FastWL:
         changes = [(r, old, new)]
 
         for j in range(1, vocabulary.iterations + 1):
-            index, around, _ = self._neighbours(near, node_base, objects, r, v)
-            keys = _sorted_unique(np.concatenate([offset[r] + v, offset[r[index]] + around]))  # virtual, layer 0
+            index, around, label = self._neighbours(near, node_base, objects, r, v)
+            target = offset[r[index]] + around  # virtual, layer 0
+            moved = _Moved(target, label * vocabulary.code_base, old[index], new[index])
+            keys = _sorted_unique(np.concatenate([offset[r] + v, target]))
             r = np.searchsorted(offset, keys, side="right") - 1
             v = keys - offset[r]
             own = view.read(j - 1, r, v)
             new = own.copy()  # absent stays absent, unseen stays unseen
             refine = np.flatnonzero(own >= 0)
             if len(refine):
-                new[refine] = self._refine(j, view, near, node_base, objects, r[refine], v[refine], own[refine])
+                nodes = _Nodes(r[refine], v[refine], keys[refine])
+                new[refine] = self._refine(j, view, near, node_base, objects, nodes, own[refine], moved)
             old = view.read(j, r, v)
             keep = new != old
             r, v, new, old = r[keep], v[keep], new[keep], old[keep]
@@ -755,20 +781,95 @@ class FastWL:
         overlay = (local.astype(np.int32), values.astype(self._colour_type), bounds)
         return _Batch(graphs, states, hist, unseen, present, dense, root, root_offset, overlay)
 
-    def _refine(self, j: int, view: _Colours, near: _Near | None, node_base, objects, r, v, own) -> np.ndarray:
-        """Layer-j colours of the nodes (r, v) whose layer j-1 colour `own` is a colour (not absent or unseen).
+    def _refine(
+        self, j: int, view: _Colours, near: _Near | None, node_base, objects, nodes: _Nodes, own, moved: _Moved
+    ) -> np.ndarray:
+        """Layer-j colours of `nodes` whose layer j-1 colour `own` is a colour (not absent or unseen).
 
         A key is sorted as wlplan sorts it, as codes label * code_base + colour + 1 offset
         by span per key. A neighbour's UNSEEN colour gives a code that no vocabulary key has.
         """
         vocabulary = self.vocabulary
-        index, around, label = self._neighbours(near, node_base, objects, r, v)
-        colour = view.read(j - 1, r[index], around)
-        there = colour != ABSENT
-        packed = index[there] * vocabulary.span + label[there] * vocabulary.code_base + colour[there] + 1
-        packed = np.sort(packed) if vocabulary.multiset else _sorted_unique(packed)
+        shared = (
+            None
+            if view.marked is None or vocabulary.multiset
+            else self._shared_starts(j, view, near, node_base, objects, nodes, moved)
+        )
+        if shared is None:
+            index, around, label = self._neighbours(near, node_base, objects, nodes.r, nodes.v)
+            colour = view.read(j - 1, nodes.r[index], around)
+            there = colour != ABSENT
+            packed = index[there] * vocabulary.span + label[there] * vocabulary.code_base + colour[there] + 1
+            packed = np.sort(packed) if vocabulary.multiset else _sorted_unique(packed)
+        else:
+            packed = self._changed_keys(j, view, near, node_base, objects, nodes, moved, *shared)
         key = packed // vocabulary.span
         return vocabulary.tables[j - 1].lookup(own, key, packed - key * vocabulary.span)
+
+    def _shared_starts(
+        self, j: int, view: _Colours, near: _Near | None, node_base, objects, nodes: _Nodes, moved: _Moved
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """For `_changed_keys`, the nodes' first of each (start, node) pair and each node's pair, where
+        reading the pairs' neighbours once and the changed ones per node reads `_SHARED_READS` times fewer
+        colours than reading every node's neighbours; else None."""
+        degree = self._degrees(near, node_base, objects, nodes.r, nodes.v)
+        reads = int(degree.sum())
+        if reads < _SHARED_READS * len(moved.target):
+            return None
+        start_at = view.base[nodes.r] + (j - 1) * view.size[nodes.r] + nodes.v  # in the starts' dense rows
+        _, first, pair = np.unique(start_at, return_index=True, return_inverse=True)
+        if reads < _SHARED_READS * (int(degree[first].sum()) + len(moved.target)):
+            return None
+        return first, pair
+
+    def _changed_keys(
+        self,
+        j: int,
+        view: _Colours,
+        near: _Near | None,
+        node_base,
+        objects,
+        nodes: _Nodes,
+        moved: _Moved,
+        first: np.ndarray,
+        pair: np.ndarray,
+    ) -> np.ndarray:
+        """The nodes' layer-j keys (packed codes, sorted, without repeats) as their starts' keys with the
+        codes of the neighbours that changed at layer j-1 taken out and put in. A start's key is read once
+        for all the rows derived from it: a child of a Miconic state reads the two floors' `above` atoms
+        that changed, not all of every floor's."""
+        vocabulary = self.vocabulary
+        span, code_base = vocabulary.span, vocabulary.code_base
+        r, v = nodes.r[first], nodes.v[first]
+        index, around, label = self._neighbours(near, node_base, objects, r, v)
+        colour = view.dense[view.base[r[index]] + (j - 1) * view.size[r[index]] + around].astype(np.int64)
+        there = colour != ABSENT
+        packed, counts = np.unique(
+            index[there] * span + label[there] * code_base + colour[there] + 1, return_counts=True
+        )
+        owner = packed // span
+        codes = packed - owner * span
+        lengths, starts = _segment_bounds(owner, len(first))
+        inherited = lengths[pair]
+        node = np.repeat(np.arange(len(pair)), inherited)
+        taken = np.repeat(starts[pair], inherited) + _ramp(inherited)
+
+        slot = np.minimum(np.searchsorted(nodes.virtual, moved.target), len(nodes.virtual) - 1)
+        here = nodes.virtual[slot] == moved.target
+        went, came = here & (moved.old != ABSENT), here & (moved.new != ABSENT)
+        inherited_keys = node * span + codes[taken]  # ascending
+        moves = np.concatenate(
+            [
+                slot[went] * span + moved.label_code[went] + moved.old[went] + 1,
+                slot[came] * span + moved.label_code[came] + moved.new[came] + 1,
+            ]
+        )
+        steps = np.concatenate([-np.ones(int(went.sum()), np.int64), np.ones(int(came.sum()), np.int64)])
+        at = np.minimum(np.searchsorted(inherited_keys, moves), max(len(inherited_keys) - 1, 0))
+        known = inherited_keys[at] == moves if len(inherited_keys) else np.zeros(len(moves), bool)
+        left = counts[taken] + np.bincount(at[known], steps[known], minlength=len(inherited_keys))
+        fresh = _sorted_unique(moves[~known])  # codes no start's key had: only ever put in
+        return np.sort(np.concatenate([inherited_keys[left > 0], fresh]), kind="stable")
 
     def _edges(self, where: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The (label, neighbour) entries of the engine's nodes `where`: their counts, and the entries."""
@@ -808,6 +909,18 @@ class FastWL:
             np.repeat(atom, counts),
             self._label.array[entries],
         )
+
+    def _degrees(self, near: _Near | None, node_base, objects, r, v) -> np.ndarray:
+        """How many neighbours `_neighbours` lists for each of the nodes (r, v)."""
+        degree = self._degree.array[node_base[r] + v]
+        if near is not None:
+            at_object = np.flatnonzero(v < objects[r])
+            rows, nodes = r[at_object], v[at_object]
+            degree[at_object] = (
+                near.starts.counts[near.starts.key_base[near.which[rows]] + nodes]
+                + near.added.counts[near.added.key_base[rows] + nodes]
+            )
+        return degree
 
     def _neighbours(self, near: _Near | None, node_base, objects, r, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The neighbours that the nodes (r, v) can have in their rows' graphs, as (position in r, neighbour,

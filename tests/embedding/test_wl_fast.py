@@ -52,6 +52,12 @@ def colours_kept(request, monkeypatch):
     monkeypatch.setattr(wl_fast, "_COPY_COLOURS", request.param)
 
 
+@pytest.fixture(autouse=True, params=[0, 1 << 30], ids=["keys-from-starts", "keys-read"])
+def keys_refined(request, monkeypatch):
+    """Keys without counts made from the starts' keys and the changed neighbours, and read whole per node."""
+    monkeypatch.setattr(wl_fast, "_SHARED_READS", request.param)
+
+
 @pytest.fixture(autouse=True, params=[0, 1 << 30], ids=["atoms-near", "all-atoms"])
 def object_neighbours(request, monkeypatch):
     """Objects refined from the atoms that their state's graph can hold, and from all of their atoms."""
@@ -59,12 +65,18 @@ def object_neighbours(request, monkeypatch):
     monkeypatch.setattr(wl_fast, "_NEAR_STATES", 0)
 
 
-@pytest.fixture(scope="module", params=layout.DOMAINS)
+@pytest.fixture(
+    scope="module",
+    params=[(domain, multiset) for domain in layout.DOMAINS for multiset in (True, False)],
+    ids=lambda param: f"{param[0]}-{'multiset' if param[1] else 'set'}",
+)
 def fitted(request, data_root):
-    """A WL encoder fitted on short walks of two small training problems, and larger problems to embed."""
-    domain = request.param
+    """A WL encoder fitted on short walks of two small training problems, and larger problems to embed; keys
+    with counts (multiset hash) and without (refined from the starts' keys and the changed neighbours)."""
+    domain, multiset = request.param
     train = tasks(data_root, domain, "train", 2)
-    encoder = fit_encoder("wl", domain, [(task, random_walk(task, 6, i)) for i, task in enumerate(train)])
+    walks = [(task, random_walk(task, 6, i)) for i, task in enumerate(train)]
+    encoder = fit_encoder("wl", domain, walks, WLSettings(multiset_hash=multiset))
     return encoder, train[:1] + tasks(data_root, domain, "test-extrapolation", 1)
 
 
