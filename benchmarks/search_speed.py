@@ -8,9 +8,9 @@ and 24 packages, Blocks, VisitAll), or `--set=own-large`, all of them (every spl
 `benchmarks/own_problems.py` but `medium`: 64 Blocks, 14 Gripper, 12 VisitAll, 30 Logistics), written
 seeded under `<workdir>/problems/<domain>/<split>/` from the generator specs of
 `benchmarks/own_problems.py` (plus the few sizes named here); with `--ipc_root=<a
-benchmark in IPC layout>` also our own problems for two of its domain files (blocksworld, ferry), at
-sizes between its medium and hard test problems; or `--problems=<domain>:<problem.pddl>,...` with
-`--domain_files=<domain>:<domain.pddl>,...`.
+benchmark in IPC layout>` also our own problems for four of its domain files (blocksworld, ferry,
+miconic, rovers), larger than its training problems (`generators.ipc_*`; never its test problems); or
+`--problems=<domain>:<problem.pddl>,...` with `--domain_files=<domain>:<domain.pddl>,...`.
 
 Ours (`ours`): the run of `--config` (`{domain}` is replaced; default the recommended per-domain
 configuration), trained once with seed `--seed` on `--pddl_root` into `<workdir>/runs/<domain>/` (reused;
@@ -90,7 +90,9 @@ _PLANNERS = flags.DEFINE_list("planners", ["ours", "lama_first", "gbfs_ff"], "Pl
 _TIME_LIMIT = flags.DEFINE_float("time_limit", 300.0, "Seconds per problem and planner.", lower_bound=1)
 _MEMORY_LIMIT = flags.DEFINE_integer("memory_limit_mb", 8000, "Memory per problem and planner (MB).", lower_bound=1)
 _DECODE = flags.DEFINE_list("decode", [], "Ours: decoding settings name=value (DecodeConfig fields).")
-_IPC_ROOT = flags.DEFINE_string("ipc_root", "", "A benchmark in IPC layout: its blocksworld and ferry join --set.")
+_IPC_ROOT = flags.DEFINE_string(
+    "ipc_root", "", "A benchmark in IPC layout: our problems for its blocksworld, ferry, miconic and rovers join --set."
+)
 _CORES = flags.DEFINE_integer("cores", 1, "Ours: cores the decoding process may run on (0: all).", lower_bound=0)
 
 FD_SEARCHES = {"gbfs_ff": fast_downward.GBFS_FF, "lama_first": fast_downward.LAMA_FIRST}
@@ -123,6 +125,11 @@ IPC_SETS: dict[str, dict[str, list[Any]]] = {
     "speed": {
         "blocksworld": [("ipc_blocksworld", dict(n=n, seed=1)) for n in (60, 100)],
         "ferry": [("ipc_ferry", dict(cars=c, locations=c // 2, seed=1)) for c in (40, 100)],
+        "miconic": [("ipc_miconic", dict(passengers=p, floors=f, seed=1)) for p, f in ((60, 80), (100, 201))],
+        "rovers": [
+            ("ipc_rovers", dict(rovers=r, waypoints=w, cameras=r, objectives=o, seed=1))
+            for r, w, o in ((6, 20, 15), (8, 40, 20))
+        ],
     },
 }
 THREADS_ONE = {

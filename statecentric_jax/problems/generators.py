@@ -216,6 +216,97 @@ def ipc_miconic(passengers: int, floors: int, seed: int | str = 0, name: str | N
     return _pddl("miconic", name or f"miconic-{passengers}-{floors}", (objects, init, goal))
 
 
+def ipc_rovers(
+    rovers: int, waypoints: int, cameras: int, objectives: int, seed: int | str = 0, name: str | None = None
+) -> str:
+    """A problem for the IPC 2023 learning track's rovers domain file. Waypoints see each other along a
+    random connected graph (a random tree plus a third of the other pairs); each rover traverses a random
+    spanning tree of it and one edge in two of the rest, so every rover reaches every waypoint. Every rover
+    has a store and is equipped for soil, rock or imaging (each kind on some rover); every camera sits on an
+    imaging rover, supports one to three modes and is calibrated on an objective; every objective is seen
+    from one to three waypoints. The goals: the soil and rock data of some sampled waypoints, and images."""
+    if rovers < 1 or waypoints < 2 or cameras < 1 or objectives < 1:
+        raise ValueError(
+            f"rovers needs a rover, two waypoints, a camera and an objective, got {rovers}, {waypoints}, "
+            f"{cameras} and {objectives}"
+        )
+    rng = random.Random(seed)
+    rover_names, places = _numbered("rover", rovers), _numbered("waypoint", waypoints)
+    camera_names, targets = _numbered("camera", cameras), _numbered("objective", objectives)
+    modes = ["colour", "high_res", "low_res"]
+    stores = [f"{rover}store" for rover in rover_names]
+    objects = ["general", "-", "lander", *modes, "-", "mode", *rover_names, "-", "rover", *stores, "-", "store"]
+    objects += [*places, "-", "waypoint", *camera_names, "-", "camera", *targets, "-", "objective"]
+    tree = {(rng.choice(places[:i]), place) for i, place in enumerate(places) if i}  # pairs in list order
+    others = [pair for pair in itertools.combinations(places, 2) if pair not in tree]
+    edges = sorted(
+        tree | set(rng.sample(others, len(others) // 3)),
+        key=lambda pair: (places.index(pair[0]), places.index(pair[1])),
+    )
+    init = [_atom("at_lander", "general", rng.choice(places))]
+    init += [_atom("visible", a, b) for x, y in edges for a, b in ((x, y), (y, x))]
+    kinds = ["soil", "rock", "imaging"]
+    equipped = {rover: {rng.choice(kinds)} | set(rng.sample(kinds, rng.randint(0, 2))) for rover in rover_names}
+    for kind in kinds:
+        if not any(kind in equipment for equipment in equipped.values()):
+            equipped[rng.choice(rover_names)].add(kind)
+    imaging = [rover for rover in rover_names if "imaging" in equipped[rover]]
+    for rover, store in zip(rover_names, stores):
+        init += [_atom("at", rover, rng.choice(places)), _atom("empty", store), _atom("store_of", store, rover)]
+        init += [
+            _atom(f"equipped_for_{kind}" + ("" if kind == "imaging" else "_analysis"), rover)
+            for kind in kinds
+            if kind in equipped[rover]
+        ]
+        traversed = _spanning_tree(rng, places, edges) | {pair for pair in edges if rng.random() < 0.5}
+        init += [
+            _atom("can_traverse", rover, a, b) for x, y in edges if (x, y) in traversed for a, b in ((x, y), (y, x))
+        ]
+    soil = sorted(rng.sample(places, max(1, waypoints // 2)))
+    rock = sorted(rng.sample(places, max(1, waypoints // 3)))
+    init += [_atom("at_soil_sample", place) for place in soil] + [_atom("at_rock_sample", place) for place in rock]
+    for camera in camera_names:
+        init += [
+            _atom("on_board", camera, rng.choice(imaging)),
+            _atom("calibration_target", camera, rng.choice(targets)),
+        ]
+        init += [_atom("supports", camera, mode) for mode in sorted(rng.sample(modes, rng.randint(1, 3)))]
+    for target in targets:
+        init += [
+            _atom("visible_from", target, place)
+            for place in sorted(rng.sample(places, min(waypoints, rng.randint(1, 3))))
+        ]
+    supported = sorted({atom.split()[2].rstrip(")") for atom in init if atom.startswith("(supports")})
+    goal = [_atom("communicated_soil_data", place) for place in rng.sample(soil, (len(soil) + 1) // 2)]
+    goal += [_atom("communicated_rock_data", place) for place in rng.sample(rock, (len(rock) + 1) // 2)]
+    goal += [
+        _atom("communicated_image_data", rng.choice(targets), rng.choice(supported))
+        for _ in range(objectives // 2 or 1)
+    ]
+    return _pddl(
+        "rover", name or f"rovers-{rovers}-{waypoints}-{cameras}-{objectives}", (objects, init, sorted(set(goal)))
+    )
+
+
+def _spanning_tree(rng: random.Random, places: list[str], edges: list[tuple[str, str]]) -> set[tuple[str, str]]:
+    """A random spanning tree of the connected graph `edges` (pairs in the order of `places`), grown from a
+    random place."""
+    neighbours: dict[str, list[str]] = {place: [] for place in places}
+    for x, y in edges:
+        neighbours[x].append(y)
+        neighbours[y].append(x)
+    start = rng.choice(places)
+    reached, frontier, tree = {start}, [start], set()
+    while frontier:
+        place = frontier.pop(rng.randrange(len(frontier)))
+        for other in neighbours[place]:
+            if other not in reached:
+                reached.add(other)
+                frontier.append(other)
+                tree.add((place, other) if places.index(place) < places.index(other) else (other, place))
+    return tree
+
+
 def gripper(n_balls: int, n_rooms: int = 2, seed: int | str = 0, name: str | None = None) -> str:
     """IPC gripper for 2 rooms; with more, random ball and robot rooms and a new room for every ball."""
     text_name = name or _STEMS["gripper"].format(n_balls=n_balls, n_rooms=n_rooms)
