@@ -7,10 +7,12 @@ paper's p04 files) airplanes `a0..`, cities `c0..`, trucks `t0..` (truck `tI` se
 city `cI`), locations `lI-J` of city `cI` with `lI-0` its airport, packages `p0..`;
 visitall cells `loc-xI-yJ`, exactly as in the paper's visitall-from-everywhere files.
 
-Two generators write problems for domain files of the IPC 2023 learning track, which is not
+Four generators write problems for domain files of the IPC 2023 learning track, which is not
 bundled (pass its domain file where the problem is read): `ipc_blocksworld` (blocks `b1..bN`,
 its predicate names `on-table` and `arm-empty`), `ipc_ferry` (cars `car1..`, locations `loc1..`,
-typed) and `ipc_miconic` (passengers `p1..`, floors `f1..`, typed).
+typed), `ipc_miconic` (passengers `p1..`, floors `f1..`, typed) and `ipc_rovers` (`rover1..`,
+`waypoint1..`, `camera1..`, `objective1..`, each rover's store `roverIstore`, the lander `general`,
+typed, as the IPC generator names them).
 
 `DATASET` reproduces the paper's dataset table (tab:dataset_stats) split by split, and
 `write_dataset` lays it out as a PDDL root (see `layout`).
@@ -265,22 +267,24 @@ def ipc_rovers(
     soil = sorted(rng.sample(places, max(1, waypoints // 2)))
     rock = sorted(rng.sample(places, max(1, waypoints // 3)))
     init += [_atom("at_soil_sample", place) for place in soil] + [_atom("at_rock_sample", place) for place in rock]
+    supported: set[str] = set()
     for camera in camera_names:
         init += [
             _atom("on_board", camera, rng.choice(imaging)),
             _atom("calibration_target", camera, rng.choice(targets)),
         ]
-        init += [_atom("supports", camera, mode) for mode in sorted(rng.sample(modes, rng.randint(1, 3)))]
+        camera_modes = sorted(rng.sample(modes, rng.randint(1, 3)))
+        supported.update(camera_modes)
+        init += [_atom("supports", camera, mode) for mode in camera_modes]
     for target in targets:
         init += [
             _atom("visible_from", target, place)
             for place in sorted(rng.sample(places, min(waypoints, rng.randint(1, 3))))
         ]
-    supported = sorted({atom.split()[2].rstrip(")") for atom in init if atom.startswith("(supports")})
     goal = [_atom("communicated_soil_data", place) for place in rng.sample(soil, (len(soil) + 1) // 2)]
     goal += [_atom("communicated_rock_data", place) for place in rng.sample(rock, (len(rock) + 1) // 2)]
     goal += [
-        _atom("communicated_image_data", rng.choice(targets), rng.choice(supported))
+        _atom("communicated_image_data", rng.choice(targets), rng.choice(sorted(supported)))
         for _ in range(objectives // 2 or 1)
     ]
     return _pddl(
