@@ -45,17 +45,18 @@ def wlplan_embed(encoder, pairs):
         encoder.use_fast = True
 
 
-@pytest.fixture(autouse=True, params=[1 << 40, 0, 1000], ids=["copies", "changes", "both"])
+@pytest.fixture(
+    autouse=True,
+    params=[(1 << 40, 1 << 30), (0, 0), (1000, 1 << 30)],
+    ids=["copies", "changes-keys-from-starts", "both-keys-read"],
+)
 def colours_kept(request, monkeypatch):
     """Both ways of keeping derived states' colours, and both alternating: a copy per state (small derivations),
-    and each state's changes from a dense row that it names (large ones)."""
-    monkeypatch.setattr(wl_fast, "_COPY_COLOURS", request.param)
-
-
-@pytest.fixture(autouse=True, params=[0, 1 << 30], ids=["keys-from-starts", "keys-read"])
-def keys_refined(request, monkeypatch):
-    """Keys without counts made from the starts' keys and the changed neighbours, and read whole per node."""
-    monkeypatch.setattr(wl_fast, "_SHARED_READS", request.param)
+    and each state's changes from a dense row that it names (large ones). With changes, keys without counts are
+    made from the starts' keys and the changed neighbours; alternating, they are read whole per node."""
+    copy_colours, shared_reads = request.param
+    monkeypatch.setattr(wl_fast, "_COPY_COLOURS", copy_colours)
+    monkeypatch.setattr(wl_fast, "_SHARED_READS", shared_reads)
 
 
 @pytest.fixture(autouse=True, params=[0, 1 << 30], ids=["atoms-near", "all-atoms"])
