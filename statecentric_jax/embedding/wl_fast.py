@@ -360,6 +360,10 @@ class _Around:
         self.atoms, self.labels = atom[order], label[order]
         self.counts, self.starts = _segment_bounds(keys[order], int(objects.sum()))
 
+    def count(self, owners: np.ndarray, objects: np.ndarray) -> np.ndarray:
+        """How many entries each (owner, object) has."""
+        return self.counts[self.key_base[owners] + objects]
+
     def entries(self, owners: np.ndarray, objects: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Entries per (owner, object): their counts, atoms and labels."""
         keys = self.key_base[owners] + objects
@@ -668,10 +672,11 @@ class FastWL:
         present += np.bincount(r[old == ABSENT], minlength=count) - np.bincount(r[new == ABSENT], minlength=count)
         changes = [(r, old, new)]
 
+        from_starts = view.marked is not None and not vocabulary.multiset  # keys may come from the starts' keys
         for j in range(1, vocabulary.iterations + 1):
             index, around, label = self._neighbours(near, node_base, objects, r, v)
             target = offset[r[index]] + around  # virtual, layer 0
-            moved = _Moved(target, label * vocabulary.code_base, old[index], new[index])
+            moved = _Moved(target, label * vocabulary.code_base, old[index], new[index]) if from_starts else None
             keys = _sorted_unique(np.concatenate([offset[r] + v, target]))
             r = np.searchsorted(offset, keys, side="right") - 1
             v = keys - offset[r]
@@ -782,20 +787,17 @@ class FastWL:
         return _Batch(graphs, states, hist, unseen, present, dense, root, root_offset, overlay)
 
     def _refine(
-        self, j: int, view: _Colours, near: _Near | None, node_base, objects, nodes: _Nodes, own, moved: _Moved
+        self, j: int, view: _Colours, near: _Near | None, node_base, objects, nodes: _Nodes, own, moved: _Moved | None
     ) -> np.ndarray:
-        """Layer-j colours of `nodes` whose layer j-1 colour `own` is a colour (not absent or unseen).
+        """Layer-j colours of `nodes` whose layer j-1 colour `own` is a colour (not absent or unseen); `moved`,
+        where keys may be made from the starts' keys (`_changed_keys`).
 
         A key is sorted as wlplan sorts it, as codes label * code_base + colour + 1 offset
         by span per key. A neighbour's UNSEEN colour gives a code that no vocabulary key has.
         """
         vocabulary = self.vocabulary
-        shared = (
-            None
-            if view.marked is None or vocabulary.multiset
-            else self._shared_starts(j, view, near, node_base, objects, nodes, moved)
-        )
-        if shared is None:
+        shared = None if moved is None else self._shared_starts(j, view, near, node_base, objects, nodes, moved)
+        if moved is None or shared is None:
             index, around, label = self._neighbours(near, node_base, objects, nodes.r, nodes.v)
             colour = view.read(j - 1, nodes.r[index], around)
             there = colour != ABSENT
@@ -916,10 +918,7 @@ class FastWL:
         if near is not None:
             at_object = np.flatnonzero(v < objects[r])
             rows, nodes = r[at_object], v[at_object]
-            degree[at_object] = (
-                near.starts.counts[near.starts.key_base[near.which[rows]] + nodes]
-                + near.added.counts[near.added.key_base[rows] + nodes]
-            )
+            degree[at_object] = near.starts.count(near.which[rows], nodes) + near.added.count(rows, nodes)
         return degree
 
     def _neighbours(self, near: _Near | None, node_base, objects, r, v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -241,9 +241,9 @@ def ipc_rovers(
     objects += [*places, "-", "waypoint", *camera_names, "-", "camera", *targets, "-", "objective"]
     tree = {(rng.choice(places[:i]), place) for i, place in enumerate(places) if i}  # pairs in list order
     others = [pair for pair in itertools.combinations(places, 2) if pair not in tree]
+    position = {place: i for i, place in enumerate(places)}
     edges = sorted(
-        tree | set(rng.sample(others, len(others) // 3)),
-        key=lambda pair: (places.index(pair[0]), places.index(pair[1])),
+        tree | set(rng.sample(others, len(others) // 3)), key=lambda pair: (position[pair[0]], position[pair[1]])
     )
     init = [_atom("at_lander", "general", rng.choice(places))]
     init += [_atom("visible", a, b) for x, y in edges for a, b in ((x, y), (y, x))]
@@ -260,7 +260,7 @@ def ipc_rovers(
             for kind in kinds
             if kind in equipped[rover]
         ]
-        traversed = _spanning_tree(rng, places, edges) | {pair for pair in edges if rng.random() < 0.5}
+        traversed = _spanning_tree(rng, position, edges) | {pair for pair in edges if rng.random() < 0.5}
         init += [
             _atom("can_traverse", rover, a, b) for x, y in edges if (x, y) in traversed for a, b in ((x, y), (y, x))
         ]
@@ -292,9 +292,10 @@ def ipc_rovers(
     )
 
 
-def _spanning_tree(rng: random.Random, places: list[str], edges: list[tuple[str, str]]) -> set[tuple[str, str]]:
-    """A random spanning tree of the connected graph `edges` (pairs in the order of `places`), grown from a
+def _spanning_tree(rng: random.Random, position: dict[str, int], edges: list[tuple[str, str]]) -> set[tuple[str, str]]:
+    """A random spanning tree of the connected graph `edges` (pairs ordered by `position`), grown from a
     random place."""
+    places = list(position)
     neighbours: dict[str, list[str]] = {place: [] for place in places}
     for x, y in edges:
         neighbours[x].append(y)
@@ -307,7 +308,7 @@ def _spanning_tree(rng: random.Random, places: list[str], edges: list[tuple[str,
             if other not in reached:
                 reached.add(other)
                 frontier.append(other)
-                tree.add((place, other) if places.index(place) < places.index(other) else (other, place))
+                tree.add((place, other) if position[place] < position[other] else (other, place))
     return tree
 
 
