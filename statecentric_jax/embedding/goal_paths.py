@@ -14,10 +14,13 @@ The walks are met halfway: those of up to `length // 2` edges from the last obje
 rest to the first, joined where they meet; each half is walked once per object in a state (goals
 share objects). In a search each state is embedded with its parent named (`Encoder.embed`), and its
 paths are derived from the parent's (`derived_goal_paths`): its graph is the parent's with the
-changed atoms' edges patched in, only the goals near those atoms are walked again, and only the
-halves that the change can reach; the result is the same. The states of one search share their
-halves and joins by content (`_Memo`): a half is walked only where the neighbours it reads are new
-to the search.
+changed atoms' edges patched in, only the goals near those atoms are joined again, and only the
+halves that the change can reach are patched, not walked again: each object's walks of k edges are
+counted per neighbour edge that extends a shorter walk to it, so only the changed edges, and the
+objects whose shorter walks differ, take out and add their part (`_Memo._patched`; in Rovers a
+rover is one edge from every waypoint, and each move would otherwise walk every half again). The
+result is the same. Halves walked afresh are shared by content within a search (`_Memo`): walked
+only where the neighbours they read are new to the search.
 
 On disk: one JSON file with `length` and the vocabulary, each entry a predicate and its sorted
 label sequences (`GoalPathEncoder.load`).
@@ -49,6 +52,15 @@ Edges = dict[str, Neighbours]  # each object's neighbours, one shared tuple per 
 Layers = list[dict[str, frozenset[Walk]]]
 
 
+class Half(NamedTuple):
+    """The walks from (or to) one end, per number of edges, with what each object's walks are made of: for
+    each set of walks, how many of its neighbour edges extend a walk of one edge fewer to it (`_Memo._patched`)."""
+
+    walks: Layers
+    counts: list[dict[str, dict[frozenset[Walk], int]]]
+    generation: int  # of the memo's tables it was taken with (`_Memo.generation`)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _atom_edges(atom: str) -> tuple[tuple[str, Label, str, Label], ...]:
     """One edge per pair of the atom's arguments, both directions, each with the label of the other
@@ -78,20 +90,29 @@ def _ends(goal: str) -> tuple[str, str | None, str | None]:
     return atom_predicate(goal), args[0] if args else None, args[-1] if args else None
 
 
-def _changed_edges(edges: Edges, removed: frozenset[str], added: frozenset[str], memo: _Memo) -> Edges:
-    """The object graph of a state from `edges`, that of a state it differs from by the given atoms: only the
-    objects these atoms join get new neighbours."""
-    lists: dict[str, list[tuple[Label, str, Label]]] = {}
-    for atoms, came in ((removed, False), (added, True)):
+EdgeChanges = dict[str, tuple[list[tuple[Label, str, Label]], list[tuple[Label, str, Label]]]]
+
+
+def _edge_changes(removed: frozenset[str], added: frozenset[str]) -> EdgeChanges:
+    """Per object, the neighbours that the given atoms take from it and give it."""
+    changes: EdgeChanges = {}
+    for atoms, side in ((removed, 0), (added, 1)):
         for atom in atoms:
             for source, label, target, back in _atom_edges(atom):
-                if source not in lists:
-                    lists[source] = list(edges.get(source, ()))
-                if came:
-                    lists[source].append((label, target, back))
-                else:
-                    lists[source].remove((label, target, back))  # one occurrence: atoms may share an edge
-    return edges | {source: memo.neighbours(neighbours) for source, neighbours in lists.items()}
+                changes.setdefault(source, ([], []))[side].append((label, target, back))
+    return changes
+
+
+def _changed_edges(edges: Edges, changes: EdgeChanges, memo: _Memo) -> Edges:
+    """The object graph of a state from `edges`, that of a state it differs from by `changes`: only the
+    objects these join get new neighbours."""
+    changed = {}
+    for source, (taken, given) in changes.items():
+        neighbours = list(edges.get(source, ()))
+        for edge in taken:
+            neighbours.remove(edge)  # one occurrence: atoms may share an edge
+        changed[source] = memo.neighbours(neighbours + given)
+    return edges | changed
 
 
 def _region(edges: Edges, end: str, depth: int) -> tuple[Neighbours, ...]:
@@ -102,6 +123,10 @@ def _region(edges: Edges, end: str, depth: int) -> tuple[Neighbours, ...]:
         frontier = list(dict.fromkeys(n for node in frontier for _, n, _ in edges.get(node, ())))
         region += [edges.get(node, ()) for node in frontier]
     return tuple(region)
+
+
+_NO_EDGES = frozenset({()})  # the walks of no edges: one object, so that halves of any end share it by id
+Before = tuple[Half, Edges, EdgeChanges]  # a half taken in other edges, and how `edges` differ from those
 
 
 class _Memo:
@@ -115,11 +140,14 @@ class _Memo:
 
     LIMIT = 20_000
     ITEMS = 2_000_000
+    PROBE = 32
+    HUB = 32
 
     def __init__(self) -> None:
         self._neighbours: dict[Neighbours, Neighbours] = {}
         self._by_label: dict[int, tuple[Neighbours, tuple[tuple[Label, Label, tuple[str, ...]], ...]]] = {}
-        self._layers: dict[tuple[object, ...], tuple[tuple[Neighbours, ...], Layers]] = {}
+        self._objects: dict[int, tuple[Neighbours, frozenset[str]]] = {}
+        self._layers: dict[tuple[object, ...], tuple[tuple[Neighbours, ...], Half]] = {}
         self._joined: dict[tuple[int, int, int], tuple[Layers, Layers, tuple[Walk, ...]]] = {}
         # the sorted walks by the (ids of the) pairs of sets of walks that meet, kept with those sets
         self._sorted: dict[frozenset[tuple[int, int]], tuple[tuple[Any, ...], tuple[Walk, ...]]] = {}
@@ -127,25 +155,41 @@ class _Memo:
         self._products: dict[tuple[frozenset[Walk], frozenset[Walk]], frozenset[Walk]] = {}
         self._unions: dict[frozenset[Walk], frozenset[Walk]] = {}
         self._items = 0
+        self.generation = 0  # how many times emptied
+        self.hubs = False  # whether an object has more than `HUB` neighbours
+        self._patches = self._looked = self._found = 0  # halves that could be patched; looked up; found
 
     def _bounded(self) -> None:
         """Room for one more entry: past a bound, all emptied (the states that hold neighbours tuples from
         before then miss, and stay right: a key holds the tuples whose ids it names)."""
-        tables: list[dict[Any, Any]] = [self._neighbours, self._by_label, self._layers, self._joined, self._sorted]
+        tables: list[dict[Any, Any]] = [self._neighbours, self._objects, self._by_label, self._layers, self._joined]
+        tables += [self._sorted]
         tables += [self._extended, self._products, self._unions]
         if max(len(table) for table in tables) >= self.LIMIT or self._items >= self.ITEMS:
             for table in tables:
                 table.clear()
             self._items = 0
+            self.generation += 1
 
     def neighbours(self, neighbours: list[tuple[Label, str, Label]]) -> Neighbours:
         """The shared tuple of these neighbours (sorted: walks are read as sets)."""
         key = tuple(sorted(neighbours))
         if key not in self._neighbours:
+            self.hubs = self.hubs or len(key) > self.HUB
             self._bounded()
             self._neighbours[key] = key
             self._items += len(key)
         return self._neighbours[key]
+
+    def objects(self, neighbours: Neighbours) -> frozenset[str]:
+        """The objects of these neighbours (kept by the tuple's id, with the tuple, as `by_label`)."""
+        kept = self._objects.get(id(neighbours))
+        if kept is None or kept[0] is not neighbours:
+            self._bounded()
+            kept = neighbours, frozenset(neighbour for _, neighbour, _ in neighbours)
+            self._objects[id(neighbours)] = kept
+            self._items += len(kept[1])
+        return kept[1]
 
     def by_label(self, neighbours: Neighbours) -> tuple[tuple[Label, Label, tuple[str, ...]], ...]:
         """These neighbours grouped by their edges' labels, (label, label back, objects) each: all objects of a
@@ -162,33 +206,116 @@ class _Memo:
             self._items += len(neighbours)
         return kept[1]
 
-    def layers(self, edges: Edges, end: str, depth: int, backward: bool) -> Layers:
+    def layers(self, edges: Edges, end: str, depth: int, backward: bool, before: Before | None = None) -> Half:
         """For k = 0..depth, every object with the label sequences of the walks of k edges from `end` to it
         (backward: from it to `end`); taken once per region (kept with the key, so that the ids in it stay
-        those of its tuples)."""
+        those of its tuples). `before`: the same half taken in a graph that differs from `edges` in the
+        neighbours of the objects named with it, patched where they differ instead of walked again."""
+        if before is not None and before[0].generation != self.generation:
+            before = None  # its sets are not this generation's objects: patched, it would share none by id
+        if before is not None and not self._worth_looking_up():
+            return self._patched(edges, before, backward)
         region = _region(edges, end, depth)
         key = (end, depth, backward, *map(id, region))
+        if before is not None:
+            self._looked, self._found = self._looked + 1, self._found + (key in self._layers)
         if key not in self._layers:
-            layers: Layers = [{end: frozenset({()})}]
-            for _ in range(depth):
-                # each distinct extended set of walks with the objects it reaches (sets recur: few of them)
-                reached: dict[int, tuple[frozenset[Walk], set[str]]] = {}
-                for node, walks in layers[-1].items():
-                    for label, back, objects in self.by_label(edges.get(node, ())):
-                        extended = self._extended_by(walks, back if backward else label, backward)
-                        if id(extended) in reached:
-                            reached[id(extended)][1].update(objects)
-                        else:
-                            reached[id(extended)] = extended, set(objects)
-                parts: dict[str, list[frozenset[Walk]]] = collections.defaultdict(list)
-                for extended, reached_objects in reached.values():
-                    for neighbour in reached_objects:
-                        parts[neighbour].append(extended)
-                layers.append({node: self._union(sets) for node, sets in parts.items()})
+            half = (
+                self._walked(edges, end, depth, backward) if before is None else self._patched(edges, before, backward)
+            )
             self._bounded()
-            self._layers[key] = region, layers
-            self._items += sum(map(len, layers))
+            self._layers[key] = region, half
+            self._items += sum(map(len, half.walks)) + sum(map(len, half.counts))
         return self._layers[key][1]
+
+    def _worth_looking_up(self) -> bool:
+        """Whether a half that could be patched is worth looking up by its region first: where a search comes
+        back to the same surroundings (Satellite's directions) most are found, where it rarely does (a rover,
+        next to every waypoint, changes every region) the lookup costs more than the patch. Judged on the
+        recent lookups, with one in `PROBE` looked up anyway."""
+        self._patches += 1
+        if self._looked >= 1024:
+            self._looked, self._found = self._looked // 2, self._found // 2
+        return 4 * self._found >= self._looked or self._patches % self.PROBE == 0
+
+    def _walked(self, edges: Edges, end: str, depth: int, backward: bool) -> Half:
+        half = Half([{end: _NO_EDGES}], [{end: {_NO_EDGES: 1}}], self.generation)
+        for _ in range(depth):
+            # each distinct extended set of walks with the objects it reaches (sets recur: few of them)
+            reached: dict[int, tuple[frozenset[Walk], collections.Counter[str]]] = {}
+            for node, walks in half.walks[-1].items():
+                for label, back, objects in self.by_label(edges.get(node, ())):
+                    extended = self._extended_by(walks, back if backward else label, backward)
+                    if id(extended) in reached:
+                        reached[id(extended)][1].update(objects)
+                    else:
+                        reached[id(extended)] = extended, collections.Counter(objects)
+            counts: dict[str, dict[frozenset[Walk], int]] = collections.defaultdict(dict)
+            for extended, reached_objects in reached.values():
+                for neighbour, times in reached_objects.items():
+                    counts[neighbour][extended] = times
+            half.counts.append(dict(counts))
+            half.walks.append({node: self._union(list(sets)) for node, sets in counts.items()})
+        return half
+
+    def _patched(self, edges: Edges, before: Before, backward: bool) -> Half:
+        """`before`'s half in `edges`. The walks of k edges to an object are the union of its neighbours' walks
+        of k - 1 edges, each extended by the edge between: counted per neighbour and edge, only the objects
+        whose neighbours differ, and those whose walks of k - 1 edges differ, add and take out their part."""
+        taken, taken_in, changes = before
+        half = Half([taken.walks[0]], [taken.counts[0]], self.generation)
+        moved: set[str] = set()  # the objects whose walks of k - 1 edges differ
+        for k in range(1, len(taken.walks)):
+            was, now = taken.walks[k - 1], half.walks[k - 1]
+            counts, touched = dict(taken.counts[k]), set[str]()
+
+            for node in moved | (changes.keys() & (was.keys() | now.keys())):
+                if node in moved:  # all its edges
+                    old, new = self.by_label(taken_in.get(node, ())), self.by_label(edges.get(node, ()))
+                else:  # the same walks: only the edges that differ
+                    old, new = (tuple((label, back, (n,)) for label, n, back in listed) for listed in changes[node])
+                if node in was:
+                    self._count(counts, touched, was[node], old, -1, backward)
+                if node in now:
+                    self._count(counts, touched, now[node], new, +1, backward)
+            walks = dict(taken.walks[k])
+            moved = set()
+            for node in touched:
+                before_walks = walks.pop(node, None)
+                if counts[node]:
+                    walks[node] = self._union(list(counts[node]))
+                else:
+                    del counts[node]
+                if walks.get(node) is not before_walks and walks.get(node) != before_walks:
+                    moved.add(node)
+            half.walks.append(walks)
+            half.counts.append(counts)
+        return half
+
+    def _count(
+        self,
+        counts: dict[str, dict[frozenset[Walk], int]],
+        touched: set[str],
+        walks: frozenset[Walk],
+        groups: Iterable[tuple[Label, Label, tuple[str, ...]]],
+        sign: int,
+        backward: bool,
+    ) -> None:
+        """Adds (sign 1) or takes out (-1) what `walks` extended along these edges (grouped as `by_label`) give
+        their objects; an object's counts are copied on its first change (`touched`), the rest stay shared with
+        the half before."""
+        for label, back, objects in groups:
+            extended = self._extended_by(walks, back if backward else label, backward)
+            for neighbour in objects:
+                if neighbour not in touched:
+                    touched.add(neighbour)
+                    counts[neighbour] = dict(counts.get(neighbour, {}))
+                of_neighbour = counts[neighbour]
+                left = of_neighbour.get(extended, 0) + sign
+                if left:
+                    of_neighbour[extended] = left
+                else:
+                    del of_neighbour[extended]
 
     def _union(self, sets: list[frozenset[Walk]]) -> frozenset[Walk]:
         """The union of these sets, one object per content (sets recur: kept once, and found again by id)."""
@@ -247,8 +374,8 @@ class Walks(NamedTuple):
     derived from it reuses those that its change cannot reach, and shares its memo."""
 
     edges: Edges
-    ahead: dict[str, Layers]  # from each goal's last object, length // 2 edges
-    behind: dict[str, Layers]  # to each goal's first object, the other length - length // 2 edges
+    ahead: dict[str, Half]  # from each goal's last object, length // 2 edges
+    behind: dict[str, Half]  # to each goal's first object, the other length - length // 2 edges
     memo: _Memo
 
     @classmethod
@@ -258,20 +385,27 @@ class Walks(NamedTuple):
         return cls(_edges(task.static | state, memo), {}, {}, memo)
 
 
-def _of_goals(walks: Walks, goals: Sequence[str], length: int) -> dict[str, GoalPath]:
+def _of_goals(
+    walks: Walks, goals: Sequence[str], length: int, before: tuple[Walks, EdgeChanges] | None = None
+) -> dict[str, GoalPath]:
     """(predicate, label sequences from the last object to the first) of each of `goals`: walks met halfway,
-    each half walked once per object (goals share objects) and kept in `walks`."""
+    each half walked once per object (goals share objects) and kept in `walks`. `before`: the walks of a
+    state whose graph differs by the changes given, whose halves are patched (`_Memo.layers`)."""
     edges, ahead, behind, memo = walks
+    taken, changes = before if before is not None else (Walks({}, {}, {}, memo), {})
+
     paths = {}
     for goal in goals:
         predicate, first, last = _ends(goal)
         found: tuple[Walk, ...] = ()
         if first is not None and last is not None:
             if last not in ahead:
-                ahead[last] = memo.layers(edges, last, length // 2, backward=False)
+                was = (taken.ahead[last], taken.edges, changes) if last in taken.ahead else None
+                ahead[last] = memo.layers(edges, last, length // 2, backward=False, before=was)
             if first not in behind:
-                behind[first] = memo.layers(edges, first, length - length // 2, backward=True)
-            found = memo.joined(ahead[last], behind[first], length)
+                was = (taken.behind[first], taken.edges, changes) if first in taken.behind else None
+                behind[first] = memo.layers(edges, first, length - length // 2, backward=True, before=was)
+            found = memo.joined(ahead[last].walks, behind[first].walks, length)
         paths[goal] = (predicate, found)
     return paths
 
@@ -290,12 +424,15 @@ def goal_paths(task: Task, state: frozenset[str], length: int) -> collections.Co
     return collections.Counter(goal_paths_of_each(task, state, length).values())
 
 
-def _distances(edges: Edges, sources: set[str], depth: int) -> dict[str, int]:
+def _distances(edges: Edges, sources: Iterable[str], depth: int, memo: _Memo) -> dict[str, int]:
     """Each object within `depth` edges of any of `sources`, with its distance in edges."""
     distance = dict.fromkeys(sources, 0)
-    frontier = set(sources)
+    frontier = set(distance)
     for step in range(1, depth + 1):
-        frontier = {n for node in frontier for _, n, _ in edges.get(node, ()) if n not in distance}
+        if memo.hubs:  # a hub's neighbours read as one set of objects (a rover's: every waypoint)
+            frontier = set().union(*(memo.objects(edges.get(node, ())) for node in frontier)) - distance.keys()
+        else:
+            frontier = {n for node in frontier for _, n, _ in edges.get(node, ()) if n not in distance}
         distance.update(dict.fromkeys(frontier, step))
     return distance
 
@@ -353,11 +490,11 @@ def goal_path_change(
         parent_walks = Walks.of(task, parent)
     if by_end is None:
         by_end = _goals_by_end(task)
-    gained, lost = added, removed - task.static  # static atoms stay, named or not
-    edges = _changed_edges(parent_walks.edges, lost, gained, parent_walks.memo)
-    changed = {obj for atoms in (lost, gained) for atom in atoms for obj, *_ in _atom_edges(atom)}  # edges' ends
+    changes = _edge_changes(removed - task.static, added)  # static atoms stay, named or not
+    edges = _changed_edges(parent_walks.edges, changes, parent_walks.memo)
+    changed = changes.keys()  # the changed edges' ends
     depth = max(length - 2, 0)
-    distance = _distances(edges, changed, depth)
+    distance = _distances(edges, changed, depth, parent_walks.memo)
 
     redo = set(removed & task.fluent_goal)  # unreached again: no parent path
     for end in distance.keys() & by_end.keys():
@@ -386,7 +523,7 @@ def goal_path_change(
     for first in firsts:
         if distance.get(first, length) >= length - length // 2:
             reused.behind[first] = parent_walks.behind[first]
-    return Change(gone, _of_goals(reused, sorted(redo), length), reused)
+    return Change(gone, _of_goals(reused, sorted(redo), length, (parent_walks, changes)), reused)
 
 
 def derived_goal_paths(
@@ -429,6 +566,7 @@ class GoalPathEncoder(Encoder):
         self.length = length
         self.vocabulary = {key: index for index, key in enumerate(vocabulary)}
         self._last_parent: _Parent | None = None
+        self._columns: dict[tuple[str, int], tuple[tuple[Walk, ...], int | None]] = {}
 
     @classmethod
     def fit(cls, domain: str, tasks_and_trajectories: TasksAndTrajectories, length: int) -> GoalPathEncoder:
@@ -494,12 +632,24 @@ class GoalPathEncoder(Encoder):
         unseen = total = 0
         for key in paths:
             total += 1
-            column = self.vocabulary.get(key)
+            column = self._column(key)
             if column is None:
                 unseen += 1
             else:
                 counts[column] += 1
         return counts, unseen, total
+
+    def _column(self, path: GoalPath) -> int | None:
+        """The vocabulary's column of a goal path, found by the id of its label sequences: a search's paths share
+        them (`_Memo.joined`), and hashing them anew costs as much as finding them."""
+        predicate, sequences = path
+        kept = self._columns.get((predicate, id(sequences)))
+        if kept is None or kept[0] is not sequences:
+            if len(self._columns) >= _Memo.LIMIT:
+                self._columns.clear()
+            kept = sequences, self.vocabulary.get(path)
+            self._columns[(predicate, id(sequences))] = kept
+        return kept[1]
 
     def embed_goals(self, tasks: Sequence[Task]) -> np.ndarray:
         return np.zeros((len(tasks), self.dim), np.float32)

@@ -10,8 +10,10 @@ from statecentric_jax.embedding.encoders import WLEncoder, WLSettings
 from statecentric_jax.embedding.goal_paths import (
     GoalPathEncoder,
     Walks,
+    _applied,
     _Memo,
     derived_goal_paths,
+    goal_path_change,
     goal_paths,
     goal_paths_of_each,
 )
@@ -158,6 +160,52 @@ def test_a_search_sharing_its_walks_by_content_embeds_as_afresh(tmp_path, monkey
         monkeypatch.setattr(_Memo, "ITEMS", items)
         paths._last_parent = None
         assert np.array_equal(paths.embed(children, parents), afresh)
+
+
+# an agent joined to every place by static roads of its own (as Rovers' can_traverse): each move changes the
+# neighbours of an object next to every place, so most halves are patched through it
+COURIER_DOMAIN = """(define (domain courier)
+  (:predicates (at ?a ?p) (road ?a ?from ?to) (parcel ?x ?p) (carries ?a ?x) (wanted ?x ?p))
+  (:action drive :parameters (?a ?from ?to)
+    :precondition (and (at ?a ?from) (road ?a ?from ?to)) :effect (and (not (at ?a ?from)) (at ?a ?to)))
+  (:action pick :parameters (?a ?x ?p)
+    :precondition (and (at ?a ?p) (parcel ?x ?p)) :effect (and (not (parcel ?x ?p)) (carries ?a ?x)))
+  (:action drop :parameters (?a ?x ?p)
+    :precondition (and (at ?a ?p) (carries ?a ?x)) :effect (and (not (carries ?a ?x)) (parcel ?x ?p))))
+"""
+
+
+def _courier(places, parcels, seed):
+    rng = random.Random(seed)
+    roads = [f"(road a{a} p{i} p{j})" for a in (0, 1) for i in range(places) for j in range(places) if i != j]
+    parcels_at = [f"(parcel x{i} p{rng.randrange(places)})" for i in range(parcels)]
+    goals = [f"(parcel x{i} p{rng.randrange(places)})" for i in range(parcels)]
+    objects = " ".join([f"a{a}" for a in (0, 1)] + [f"p{i}" for i in range(places)] + [f"x{i}" for i in range(parcels)])
+    return f"""(define (problem courier) (:domain courier) (:objects {objects})
+  (:init (at a0 p0) (at a1 p1) {" ".join(roads + parcels_at)}) (:goal (and {" ".join(goals)})))"""
+
+
+@pytest.mark.parametrize("looked_up", [True, False], ids=["looked-up-first", "patched-at-once"])
+@pytest.mark.parametrize("domain", ["logistics", "blocks", "courier"])
+def test_halves_patched_along_a_search_are_the_halves_walked_afresh(tmp_path, monkeypatch, domain, looked_up):
+    monkeypatch.setattr(_Memo, "_worth_looking_up", lambda self: looked_up)
+    if domain == "courier":
+        (tmp_path / "domain.pddl").write_text(COURIER_DOMAIN)
+        (tmp_path / "problem.pddl").write_text(_courier(6, 5, seed=1))
+        task = load_task(tmp_path / "domain.pddl", tmp_path / "problem.pddl")
+    else:
+        (tmp_path / "problem.pddl").write_text(dict(SMALL)[domain])
+        task = load_task(domain_file(domain), tmp_path / "problem.pddl")
+    successors, rng = SuccessorGenerator(task), random.Random(5)
+    for length in (2, 3, 4, 5):
+        state = frozenset(task.init)
+        walks = Walks.of(task, state)
+        paths = goal_paths_of_each(task, state, length, walks)
+        for _ in range(40):  # each state's halves patched from its parent's, and so on
+            child = rng.choice([child for _, child in successors.successors(state)])
+            change = goal_path_change(task, state, paths, child, length, walks, keep=True)
+            paths, walks, state = _applied(paths, change), change.walks, child
+            assert paths == goal_paths_of_each(task, state, length)
 
 
 def _walked_paths(task, state, length):
