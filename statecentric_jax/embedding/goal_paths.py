@@ -59,6 +59,7 @@ class Half(NamedTuple):
     walks: Layers
     counts: list[dict[str, dict[frozenset[Walk], int]]]
     generation: int  # of the memo's tables it was taken with (`_Memo.generation`)
+    kept: bool = False  # in the memo's tables, shared by the states that read the same neighbours
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -148,7 +149,7 @@ class _Memo:
         self._by_label: dict[int, tuple[Neighbours, tuple[tuple[Label, Label, tuple[str, ...]], ...]]] = {}
         self._objects: dict[int, tuple[Neighbours, frozenset[str]]] = {}
         self._layers: dict[tuple[object, ...], tuple[tuple[Neighbours, ...], Half]] = {}
-        self._joined: dict[tuple[int, int, int], tuple[Layers, Layers, tuple[Walk, ...]]] = {}
+        self._joined: dict[tuple[int, int, int], tuple[Half, Half, tuple[Walk, ...]]] = {}
         # the sorted walks by the (ids of the) pairs of sets of walks that meet, kept with those sets
         self._sorted: dict[frozenset[tuple[int, int]], tuple[tuple[Any, ...], tuple[Walk, ...]]] = {}
         self._extended: dict[tuple[frozenset[Walk], Label, bool], frozenset[Walk]] = {}
@@ -224,7 +225,7 @@ class _Memo:
                 self._walked(edges, end, depth, backward) if before is None else self._patched(edges, before, backward)
             )
             self._bounded()
-            self._layers[key] = region, half
+            self._layers[key] = region, half._replace(kept=True)
             self._items += sum(map(len, half.walks)) + sum(map(len, half.counts))
         return self._layers[key][1]
 
@@ -336,29 +337,32 @@ class _Memo:
             self._items += len(walks)
         return self._extended[key]
 
-    def joined(self, ahead: Layers, behind: Layers, length: int) -> tuple[Walk, ...]:
+    def joined(self, ahead: Half, behind: Half, length: int) -> tuple[Walk, ...]:
         """The sorted label sequences of the walks of 1..`length` edges from the end of `ahead` to that of
         `behind`: a walk of n edges is its first n // 2 edges (in `ahead`) and the rest (in `behind`), which
-        meet at one object. Once per pair of halves (kept with the key, as in `layers`)."""
-        key = (id(ahead), id(behind), length)
-        if key not in self._joined:
-            halves: dict[tuple[int, int], tuple[frozenset[Walk], frozenset[Walk]]] = {}  # by content: many alike
-            for n in range(1, length + 1):
-                first, rest = ahead[n // 2], behind[n - n // 2]
-                for node in first.keys() & rest.keys():
-                    heads, tails = first[node], rest[node]
-                    halves[id(heads), id(tails)] = heads, tails
-            meeting = frozenset(halves)
-            if meeting not in self._sorted:  # other halves often meet in the same sets of walks
-                found = set().union(*(self._product(heads, tails) for heads, tails in halves.values()))
-                self._bounded()
-                self._sorted[meeting] = tuple(halves.values()), tuple(sorted(found))
-                self._items += len(found)
-            paths = self._sorted[meeting][1]
+        meet at one object. Once per pair of halves kept in the tables (kept with the key, as in `layers`;
+        a patched half that is not kept is its state's alone, and keeping it here would keep its walks)."""
+        key = (id(ahead.walks), id(behind.walks), length)
+        if key in self._joined:
+            return self._joined[key][2]
+        halves: dict[tuple[int, int], tuple[frozenset[Walk], frozenset[Walk]]] = {}  # by content: many alike
+        for n in range(1, length + 1):
+            first, rest = ahead.walks[n // 2], behind.walks[n - n // 2]
+            for node in first.keys() & rest.keys():
+                heads, tails = first[node], rest[node]
+                halves[id(heads), id(tails)] = heads, tails
+        meeting = frozenset(halves)
+        if meeting not in self._sorted:  # other halves often meet in the same sets of walks
+            found = set().union(*(self._product(heads, tails) for heads, tails in halves.values()))
+            self._bounded()
+            self._sorted[meeting] = tuple(halves.values()), tuple(sorted(found))
+            self._items += len(found)
+        paths = self._sorted[meeting][1]
+        if ahead.kept and behind.kept:
             self._bounded()
             self._joined[key] = ahead, behind, paths
             self._items += 1
-        return self._joined[key][2]
+        return paths
 
     def _product(self, heads: frozenset[Walk], tails: frozenset[Walk]) -> frozenset[Walk]:
         key = (heads, tails)
@@ -405,7 +409,7 @@ def _of_goals(
             if first not in behind:
                 was = (taken.behind[first], taken.edges, changes) if first in taken.behind else None
                 behind[first] = memo.layers(edges, first, length - length // 2, backward=True, before=was)
-            found = memo.joined(ahead[last].walks, behind[first].walks, length)
+            found = memo.joined(ahead[last], behind[first], length)
         paths[goal] = (predicate, found)
     return paths
 
