@@ -162,7 +162,7 @@ def test_a_search_sharing_its_walks_by_content_embeds_as_afresh(tmp_path, monkey
         assert np.array_equal(paths.embed(children, parents), afresh)
 
 
-# an agent joined to every place by static roads of its own (as Rovers' can_traverse): each move changes the
+# a courier joined to every place by static roads of its own (as Rovers' can_traverse): each move changes the
 # neighbours of an object next to every place, so most halves are patched through it
 COURIER_DOMAIN = """(define (domain courier)
   (:predicates (at ?a ?p) (road ?a ?from ?to) (parcel ?x ?p) (carries ?a ?x) (wanted ?x ?p))
