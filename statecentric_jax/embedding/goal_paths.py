@@ -46,7 +46,9 @@ from statecentric_jax.planning.tasks import Task, atom_arguments, atom_predicate
 Label = str
 Walk = tuple[Label, ...]  # the edge labels along one walk
 GoalPath = tuple[str, tuple[Walk, ...]]  # (goal predicate, its sorted label sequences)
-Neighbours = tuple[tuple[Label, str, Label], ...]  # one object's: (label, neighbour, label back), sorted
+Neighbour = tuple[Label, str, Label]  # (label, neighbour, label back)
+Neighbours = tuple[Neighbour, ...]  # one object's, sorted
+Groups = tuple[tuple[Label, Label, tuple[str, ...]], ...]  # neighbours by (label, label back): their objects
 Edges = dict[str, Neighbours]  # each object's neighbours, one shared tuple per content (`_Memo.neighbours`)
 # per number of edges k: the nodes k edges from an end, with the walks' labels
 Layers = list[dict[str, frozenset[Walk]]]
@@ -77,7 +79,7 @@ def _atom_edges(atom: str) -> tuple[tuple[str, Label, str, Label], ...]:
 
 def _edges(atoms: frozenset[str], memo: _Memo) -> Edges:
     """The object graph of `atoms`."""
-    lists: dict[str, list[tuple[Label, str, Label]]] = collections.defaultdict(list)
+    lists: dict[str, list[Neighbour]] = collections.defaultdict(list)
     for atom in atoms:
         for source, label, target, back in _atom_edges(atom):
             lists[source].append((label, target, back))
@@ -91,7 +93,7 @@ def _ends(goal: str) -> tuple[str, str | None, str | None]:
     return atom_predicate(goal), args[0] if args else None, args[-1] if args else None
 
 
-EdgeChanges = dict[str, tuple[list[tuple[Label, str, Label]], list[tuple[Label, str, Label]]]]
+EdgeChanges = dict[str, tuple[list[Neighbour], list[Neighbour]]]  # per object: (neighbours taken, given)
 
 
 def _edge_changes(removed: frozenset[str], added: frozenset[str]) -> EdgeChanges:
@@ -146,8 +148,7 @@ class _Memo:
 
     def __init__(self) -> None:
         self._neighbours: dict[Neighbours, Neighbours] = {}
-        self._by_label: dict[int, tuple[Neighbours, tuple[tuple[Label, Label, tuple[str, ...]], ...]]] = {}
-        self._objects: dict[int, tuple[Neighbours, frozenset[str]]] = {}
+        self._grouped: dict[int, tuple[Neighbours, Groups, frozenset[str]]] = {}
         self._layers: dict[tuple[object, ...], tuple[tuple[Neighbours, ...], Half]] = {}
         self._joined: dict[tuple[int, int, int], tuple[Half, Half, tuple[Walk, ...]]] = {}
         # the sorted walks by the (ids of the) pairs of sets of walks that meet, kept with those sets
@@ -163,8 +164,7 @@ class _Memo:
     def _bounded(self) -> None:
         """Room for one more entry: past a bound, all emptied (the states that hold neighbours tuples from
         before then miss, and stay right: a key holds the tuples whose ids it names)."""
-        tables: list[dict[Any, Any]] = [self._neighbours, self._objects, self._by_label, self._layers, self._joined]
-        tables += [self._sorted]
+        tables: list[dict[Any, Any]] = [self._neighbours, self._grouped, self._layers, self._joined, self._sorted]
         tables += [self._extended, self._products, self._unions]
         if max(len(table) for table in tables) >= self.LIMIT or self._items >= self.ITEMS:
             for table in tables:
@@ -172,7 +172,7 @@ class _Memo:
             self._items = 0
             self.generation += 1
 
-    def neighbours(self, neighbours: list[tuple[Label, str, Label]]) -> Neighbours:
+    def neighbours(self, neighbours: list[Neighbour]) -> Neighbours:
         """The shared tuple of these neighbours (sorted: walks are read as sets)."""
         key = tuple(sorted(neighbours))
         if key not in self._neighbours:
@@ -183,29 +183,28 @@ class _Memo:
         return self._neighbours[key]
 
     def objects(self, neighbours: Neighbours) -> frozenset[str]:
-        """The objects of these neighbours (kept by the tuple's id, with the tuple, as `by_label`)."""
-        kept = self._objects.get(id(neighbours))
-        if kept is None or kept[0] is not neighbours:
-            self._bounded()
-            kept = neighbours, frozenset(neighbour for _, neighbour, _ in neighbours)
-            self._objects[id(neighbours)] = kept
-            self._items += len(kept[1])
-        return kept[1]
+        """The objects of these neighbours (`_group`)."""
+        return self._group(neighbours)[2]
 
-    def by_label(self, neighbours: Neighbours) -> tuple[tuple[Label, Label, tuple[str, ...]], ...]:
+    def by_label(self, neighbours: Neighbours) -> Groups:
         """These neighbours grouped by their edges' labels, (label, label back, objects) each: all objects of a
         group extend a walk alike, so the walk is extended once per group (an object of Rovers' waypoints has
-        hundreds of neighbours under a few labels). Kept by the tuple's id, with the tuple."""
-        kept = self._by_label.get(id(neighbours))
+        hundreds of neighbours under a few labels)."""
+        return self._group(neighbours)[1]
+
+    def _group(self, neighbours: Neighbours) -> tuple[Neighbours, Groups, frozenset[str]]:
+        """These neighbours by label and their objects, kept by the tuple's id, with the tuple."""
+        kept = self._grouped.get(id(neighbours))
         if kept is None or kept[0] is not neighbours:
             groups: dict[tuple[Label, Label], list[str]] = {}
             for label, neighbour, back in neighbours:
                 groups.setdefault((label, back), []).append(neighbour)
             self._bounded()
-            kept = neighbours, tuple((label, back, tuple(objects)) for (label, back), objects in groups.items())
-            self._by_label[id(neighbours)] = kept
+            by_label = tuple((label, back, tuple(objects)) for (label, back), objects in groups.items())
+            kept = neighbours, by_label, frozenset(neighbour for _, neighbour, _ in neighbours)
+            self._grouped[id(neighbours)] = kept
             self._items += len(neighbours)
-        return kept[1]
+        return kept
 
     def layers(self, edges: Edges, end: str, depth: int, backward: bool, before: Before | None = None) -> Half:
         """For k = 0..depth, every object with the label sequences of the walks of k edges from `end` to it
