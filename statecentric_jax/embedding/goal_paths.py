@@ -606,9 +606,9 @@ class GoalPathEncoder(Encoder):
                 gone, paths, _ = goal_path_change(
                     task, parent, known.paths, state, self.length, known.walks, known.by_end
                 )
-                dropped, dropped_unseen, dropped_total = self._counts(known.paths[goal] for goal in gone)
-                counts, row_unseen, row_total = self._counts(paths.values())
-                out[row] = known.counts - dropped + counts
+                out[row] = known.counts
+                dropped_unseen, dropped_total = self._tally(out[row], (known.paths[goal] for goal in gone), -1)
+                row_unseen, row_total = self._tally(out[row], paths.values(), 1)
                 row_unseen += known.unseen - dropped_unseen
                 row_total += known.total - dropped_total
             unseen += row_unseen
@@ -632,6 +632,11 @@ class GoalPathEncoder(Encoder):
     def _counts(self, paths: Iterable[GoalPath]) -> tuple[np.ndarray, int, int]:
         """The embedding of these goal paths, how many fall outside the vocabulary, and how many in all."""
         counts = np.zeros(self.dim, np.float32)
+        return counts, *self._tally(counts, paths, 1)
+
+    def _tally(self, row: np.ndarray, paths: Iterable[GoalPath], step: int) -> tuple[int, int]:
+        """Add `step` to `row` at each path's column (a child's few changed paths: cheaper than rows of their
+        own); how many paths fall outside the vocabulary, and how many in all."""
         unseen = total = 0
         for key in paths:
             total += 1
@@ -639,8 +644,8 @@ class GoalPathEncoder(Encoder):
             if column is None:
                 unseen += 1
             else:
-                counts[column] += 1
-        return counts, unseen, total
+                row[column] += step
+        return unseen, total
 
     def _column(self, path: GoalPath) -> int | None:
         """The vocabulary's column of a goal path, found by the id of its label sequences: a search's paths share

@@ -34,10 +34,12 @@ limits must hold within its expansion too.
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import dataclasses
 import threading
 import time
+import weakref
 from collections.abc import Callable, Collection, Container, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -55,6 +57,7 @@ CHUNK_STATES = 4096  # new states embedded per call at most; the caller's limits
 CHUNK_ATOMS = 1 << 20  # and atoms of their graphs (state, static and goal atoms) per call at most
 CHUNK_SECONDS = 0.5  # and as many as took this long in the chunk before
 FIRST_CHUNK_ATOMS = 1 << 14  # and before any chunk was timed, this many
+TIE_TARGET_BYTES = 1 << 26  # the model's predictions kept for the parents of tied open nodes (`tie_distances`)
 
 
 class CostToGo(Protocol):
@@ -189,6 +192,9 @@ class Expander:
         self.model, self.encoder, self.metric, self.stats = model, encoder, metric, stats
         self.cost_to_go, self.model_thread = cost_to_go, model_thread
         self.seconds_per_atom: float | None = None  # what the last chunk took to embed (`_chunks`)
+        # the prediction for each parent asked for by `tie_distances`, by the parent's id, most recent last
+        self._tie_targets: collections.OrderedDict[int, tuple[weakref.ref[Node], np.ndarray]]
+        self._tie_targets = collections.OrderedDict()
 
     def _predict(
         self, states: np.ndarray, goals: np.ndarray, carry: Any, started: threading.Event
@@ -400,22 +406,41 @@ class Expander:
     def tie_distances(self, problem: Problem, children: Sequence[tuple[Node, State]]) -> np.ndarray:
         """The distances of (parent node, child state) pairs to their parents' predictions, as `expand` computes
         them (row by row, so alike): for best-first search whose distances only break ties, computed only
-        among the open nodes of equal priority. Parents' embeddings are dropped again afterwards."""
+        among the open nodes of equal priority. A parent's children tie again and again as the search goes
+        on, so its prediction is kept (at most `TIE_TARGET_BYTES`); parents' embeddings are dropped again."""
         parents = list({id(parent): parent for parent, _ in children}.values())
-        dropped = [parent for parent in parents if parent.embedding is None]
-        states = np.stack(self._embeddings([(problem, parent) for parent in parents]))
-        for parent in dropped:
-            parent.embedding = None
-        t0 = time.perf_counter()
-        targets, _ = self.model.predict_next(states, np.repeat(problem.goal[None], len(parents), 0), None)
-        targets = np.asarray(targets, dtype=np.float32)
+        target_of = {id(parent): target for parent in parents if (target := self._kept_target(parent)) is not None}
+        asked = [parent for parent in parents if id(parent) not in target_of]
+        if asked:
+            dropped = [parent for parent in asked if parent.embedding is None]
+            states = np.stack(self._embeddings([(problem, parent) for parent in asked]))
+            for parent in dropped:
+                parent.embedding = None
+            t0 = time.perf_counter()
+            targets, _ = self.model.predict_next(states, np.repeat(problem.goal[None], len(asked), 0), None)
+            self.stats.add("model", time.perf_counter() - t0)
+            for parent, target in zip(asked, np.asarray(targets, dtype=np.float32)):
+                target_of[id(parent)] = target
+                self._keep_target(parent, target)
         t1 = time.perf_counter()
-        self.stats.add("model", t1 - t0)
         pairs = [(problem.task, state) for _, state in children]
         embedded = np.asarray(self.encoder.embed(pairs, [parent.state for parent, _ in children]), np.float32)
         t2 = time.perf_counter()
         self.stats.add("embedding", t2 - t1)
-        row = {id(parent): i for i, parent in enumerate(parents)}
-        distances = scoring.distances(targets[[row[id(parent)] for parent, _ in children]], embedded, self.metric)
+        targets = np.stack([target_of[id(parent)] for parent, _ in children])
+        distances = scoring.distances(targets, embedded, self.metric)
         self.stats.add("distances", time.perf_counter() - t2)
         return distances
+
+    def _kept_target(self, parent: Node) -> np.ndarray | None:
+        kept = self._tie_targets.get(id(parent))
+        if kept is None or kept[0]() is not parent:  # a node gone, whose id came back
+            return None
+        self._tie_targets.move_to_end(id(parent))
+        return kept[1]
+
+    def _keep_target(self, parent: Node, target: np.ndarray) -> None:
+        self._tie_targets[id(parent)] = (weakref.ref(parent), target)
+        self._tie_targets.move_to_end(id(parent))
+        while self._tie_targets and len(self._tie_targets) * target.nbytes > TIE_TARGET_BYTES:
+            self._tie_targets.popitem(last=False)

@@ -17,7 +17,7 @@ from statecentric_jax.planning import packing
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import load_task
-from statecentric_jax.search import open_lists, scoring
+from statecentric_jax.search import expander, open_lists, scoring
 from statecentric_jax.search.base import STRATEGIES, DecodeConfig, decode_config
 from statecentric_jax.search.decoding import decode
 from tests.search.blocks import DOMAIN, PLANS, AtomEncoder, OracleModel, problem
@@ -287,6 +287,23 @@ def test_the_model_is_asked_only_where_its_distance_breaks_a_tie(tasks, towers):
     model = CountingModel(encoder.dim, seed=2)  # where the distance is part of the priority: every expansion asks
     results = decode(problems, model, encoder, dataclasses.replace(config, value_weight=1.0), cost_to_go=cost_to_go)
     assert model.rows == sum(r.expanded for r in results)
+
+
+def test_a_parent_is_predicted_once_for_all_its_tied_children(tasks, towers, monkeypatch):
+    """The model's prediction for a node whose children tie is kept (`Expander.tie_distances`): each expanded
+    node is asked for once at most, and the plans are those of a search that keeps none."""
+    problems = tasks + towers
+    encoder = AtomEncoder()
+    config = DecodeConfig(strategy="best_first", metric="euclidean", budget=200, horizon_base=12)
+    runs = {}
+    for kept_bytes in (expander.TIE_TARGET_BYTES, 0):
+        monkeypatch.setattr(expander, "TIE_TARGET_BYTES", kept_bytes)
+        model = CountingModel(encoder.dim, seed=2)
+        results = decode(problems, model, encoder, config, cost_to_go=RoundedCostToGo(encoder.dim, 3))
+        runs[kept_bytes] = [(r.plan, r.expanded) for r in results], model.rows
+    (kept, kept_rows), (none, none_rows) = runs.values()
+    assert kept == none
+    assert 0 < kept_rows < none_rows and kept_rows <= sum(expanded for _, expanded in kept)
 
 
 class OwnFeaturesCostToGo(RoundedCostToGo):
