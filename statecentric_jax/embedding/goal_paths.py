@@ -139,10 +139,11 @@ class _Memo:
     directions a satellite may turn to are the same in most states). Within and across halves, the sets of
     walks recur (objects alike, as Rovers' waypoints): each set is kept once, and extended by a label, or
     joined to another, once. Bounded by `LIMIT` entries a table and `ITEMS` items kept in all: neighbours,
-    objects of layers, walks of sets and joined paths."""
+    objects of layers, walks of sets and joined paths (an item is one reference in a table; emptied, every half
+    is walked again, so a bound that a search fills often costs more time than its memory saves)."""
 
     LIMIT = 20_000
-    ITEMS = 2_000_000
+    ITEMS = 8_000_000
     PROBE = 32
     HUB = 32
 
