@@ -100,6 +100,7 @@ class RidgeCostToGo:
     alpha: float
     encoder: Encoder | None = None  # its own φ; None: the transition model's
     goal_paths: GoalPathEncoder | None = None  # beside φ, the last columns
+    clipped: bool = True  # `estimate` reads an estimate below zero as zero (decode.clip_cost_to_go)
 
     @property
     def reads_model_embedding(self) -> bool:
@@ -121,20 +122,24 @@ class RidgeCostToGo:
         return np.hstack([phi, self.goal_paths.embed(pairs, parents)])
 
     def estimate(self, states: np.ndarray, goals: np.ndarray) -> np.ndarray:
-        """Remaining steps for each (state, goal) row, never below zero. Above `SPARSE_ABOVE` features (wide WL
-        rows) each half is multiplied by its weights, φ(g)'s not at all when it is zero: a float64 copy of
-        [φ(s), φ(g)] per expansion costs more than embedding the successors."""
+        """Remaining steps for each (state, goal) row; never below zero where `clipped` (fitted on small problems,
+        the linear estimate can fall below zero on large ones well before the goal, and zero for all of those
+        states ties them). Above `SPARSE_ABOVE` features (wide WL rows) each half is multiplied by its weights,
+        φ(g)'s not at all when it is zero: a float64 copy of [φ(s), φ(g)] per expansion costs more than
+        embedding the successors."""
         phi_alone = self.encoder is not None or self.goal_paths is not None  # (config.check): zero on φ(g)
         half = states.shape[1]
         if 2 * half > SPARSE_ABOVE:
             estimate = np.asarray(states, np.float64) @ self.weights[:half]
             if not phi_alone:
                 estimate += np.asarray(goals, np.float64) @ self.weights[half:]
-            return np.maximum(estimate + self.bias, 0.0).astype(np.float32)
-        if phi_alone:
-            goals = np.zeros_like(states)
-        features = np.concatenate([np.asarray(states, np.float64), np.asarray(goals, np.float64)], axis=1)
-        return self.predict(features).astype(np.float32)
+        else:
+            if phi_alone:
+                goals = np.zeros_like(states)
+            features = np.concatenate([np.asarray(states, np.float64), np.asarray(goals, np.float64)], axis=1)
+            estimate = features @ self.weights
+        estimate += self.bias
+        return (np.maximum(estimate, 0.0) if self.clipped else estimate).astype(np.float32)
 
     def predict(self, features: np.ndarray | scipy.sparse.csr_array) -> np.ndarray:
         return np.maximum(features @ self.weights + self.bias, 0.0)

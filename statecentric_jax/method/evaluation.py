@@ -69,6 +69,8 @@ def cost_to_go_for(loaded: LoadedModel, settings: DecodeConfig) -> CostToGo | No
     go unused is refused, so no result claims a queue it did not have."""
     guided = settings.strategy in COST_TO_GO_STRATEGIES
     cost_to_go = loaded.cost_to_go if guided else None
+    if cost_to_go is not None and cost_to_go.clipped != settings.clip_cost_to_go:
+        cost_to_go = dataclasses.replace(cost_to_go, clipped=settings.clip_cost_to_go)
     if cost_to_go is None and settings.exploration != "none":
         needs = "a run with a cost-to-go (value.kind)" if guided else "--strategy=best_first"
         raise InputError(

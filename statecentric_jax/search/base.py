@@ -39,6 +39,7 @@ class DecodeConfig:
     value_weight: float = 0.0  # best-first with a cost-to-go: value + weight * distance (0: distance breaks ties)
     path_weight: float = 0.0  # best-first with a cost-to-go: + weight * plan length so far (0: greedy)
     exploration: str = "none"  # best-first with a cost-to-go: a second queue (open_lists.EXPLORATIONS)
+    clip_cost_to_go: bool = True  # best-first: a cost-to-go estimate below zero reads as zero (False: kept)
     goal_agenda: int = 0  # decode in stages, each with this many more goals (search/agenda.py); 0: the whole goal
     action_elimination: bool = False  # drop the steps a solved plan does not need (planning/elimination.py)
     time_limit: float = 0.0  # seconds per problem, checked between and within expansions (outcome "timeout"); 0: none
@@ -80,6 +81,8 @@ class DecodeConfig:
         for limit in ("time_limit", "memory_limit_mb"):
             if not settings[limit]:
                 del settings[limit]
+        if settings["clip_cost_to_go"]:  # as before the setting existed
+            del settings["clip_cost_to_go"]
         if "time_limit" not in settings:
             del settings["max_in_flight"]
         return settings

@@ -18,6 +18,7 @@ SETTINGS = (
     "value_weight",
     "path_weight",
     "exploration",
+    "clip_cost_to_go",
     "goal_agenda",
     "action_elimination",
 )
@@ -25,9 +26,9 @@ SETTINGS = (
 
 def decode() -> ml_collections.ConfigDict:
     """The paper's decoder. strategy: see search/strategies.py; budget: node expansions per problem (all
-    strategies but beam); priority, value_weight, path_weight, exploration: best-first's order; goal_agenda:
-    decode in stages with this many more goals each (search/agenda.py), 0: off; action_elimination: drop
-    the steps a plan does not need (planning/elimination.py)."""
+    strategies but beam); priority, value_weight, path_weight, exploration, clip_cost_to_go: best-first's
+    order; goal_agenda: decode in stages with this many more goals each (search/agenda.py), 0: off;
+    action_elimination: drop the steps a plan does not need (planning/elimination.py)."""
     defaults = DecodeConfig()
     section = ml_collections.ConfigDict()
     for name in SETTINGS:

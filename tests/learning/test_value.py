@@ -1,5 +1,7 @@
 """The learned cost-to-go: fits remaining steps, generalises on a linear rule, saves and loads."""
 
+import types
+
 import numpy as np
 import pytest
 import scipy.sparse
@@ -7,6 +9,8 @@ import scipy.sparse
 from statecentric_jax import config as config_lib
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import train, value
+from statecentric_jax.method import evaluation
+from statecentric_jax.search.base import DecodeConfig
 from tests import synthetic
 from tests.synthetic import TRAIN, VALIDATION, small_config
 
@@ -148,3 +152,21 @@ def test_wide_rows_estimate_as_the_dense_rows(phi_alone, monkeypatch):
     wide = model.estimate(states, goals)
     np.testing.assert_allclose(wide, dense, rtol=1e-6, atol=1e-6)
     assert not phi_alone or np.array_equal(wide, model.estimate(states, np.full_like(goals, np.nan)))  # unread
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_unclipped_estimates_keep_their_order_below_zero(wide, monkeypatch):
+    """Clipped, every estimate below zero reads as zero and ties; unclipped, the same estimates keep their
+    order (decode.clip_cost_to_go, through `evaluation.cost_to_go_for`)."""
+    if wide:
+        monkeypatch.setattr(value, "SPARSE_ABOVE", 2 * synthetic.DIM - 1)
+    model = value.RidgeCostToGo(np.concatenate([np.ones(synthetic.DIM), np.zeros(synthetic.DIM)]), -100.0, 1.0)
+    states = np.arange(3 * synthetic.DIM, dtype=np.float32).reshape(3, synthetic.DIM) / synthetic.DIM
+    raw = states.sum(axis=1) - 100.0
+    assert (raw < 0).all() and len(set(raw.tolist())) == 3
+    goals = np.zeros_like(states)
+    np.testing.assert_array_equal(model.estimate(states, goals), np.zeros(3, np.float32))
+    loaded = types.SimpleNamespace(cost_to_go=model)
+    unclipped = evaluation.cost_to_go_for(loaded, DecodeConfig(strategy="best_first", clip_cost_to_go=False))
+    np.testing.assert_allclose(unclipped.estimate(states, goals), raw, rtol=1e-6)
+    assert evaluation.cost_to_go_for(loaded, DecodeConfig(strategy="best_first")) is model
