@@ -39,6 +39,7 @@ _PATH_WEIGHT = flags.DEFINE_float("path_weight", None, "decode.path_weight (defa
 _VALUE_WEIGHT = flags.DEFINE_float("value_weight", None, "decode.value_weight (default: the run's).")
 _GOAL_AGENDA = flags.DEFINE_integer("goal_agenda", None, "decode.goal_agenda (default: the run's).")
 _EXPLORATION = flags.DEFINE_enum("exploration", None, list(EXPLORATIONS), "decode.exploration (default: the run's).")
+_CLIP = flags.DEFINE_bool("clip_cost_to_go", None, "decode.clip_cost_to_go (default: the run's).")
 
 
 def main(argv: Sequence[str]) -> None:
@@ -53,6 +54,7 @@ def main(argv: Sequence[str]) -> None:
         "value_weight": _VALUE_WEIGHT.value,
         "goal_agenda": _GOAL_AGENDA.value,
         "exploration": _EXPLORATION.value,
+        "clip_cost_to_go": _CLIP.value,
     }
     columns = ["setting", "solved", "decode s", "vs beam", "CPU s", "expanded", "mean plan length (solved)"]
     print_header([*columns, "model, successors, embedding, distances s", "plans"])

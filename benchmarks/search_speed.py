@@ -8,8 +8,9 @@ and 24 packages, Blocks, VisitAll), or `--set=own-large`, all of them (every spl
 `benchmarks/own_problems.py` but `medium`: 64 Blocks, 14 Gripper, 12 VisitAll, 30 Logistics), written
 seeded under `<workdir>/problems/<domain>/<split>/` from the generator specs of
 `benchmarks/own_problems.py` (plus the few sizes named here); with `--ipc_root=<a
-benchmark in IPC layout>` also our own problems for four of its domain files (blocksworld, ferry,
-miconic, rovers), larger than its training problems (`generators.ipc_*`; never its test problems); or
+benchmark in IPC layout>` also our own problems for five of its domain files (blocksworld, ferry,
+miconic, rovers, satellite), larger than its training problems (`generators.ipc_*`; never its test
+problems); or
 `--problems=<domain>:<problem.pddl>,...` with `--domain_files=<domain>:<domain.pddl>,...`.
 
 Ours (`ours`): the run of `--config` (`{domain}` is replaced; default the recommended per-domain
@@ -91,7 +92,9 @@ _TIME_LIMIT = flags.DEFINE_float("time_limit", 300.0, "Seconds per problem and p
 _MEMORY_LIMIT = flags.DEFINE_integer("memory_limit_mb", 8000, "Memory per problem and planner (MB).", lower_bound=1)
 _DECODE = flags.DEFINE_list("decode", [], "Ours: decoding settings name=value (DecodeConfig fields).")
 _IPC_ROOT = flags.DEFINE_string(
-    "ipc_root", "", "A benchmark in IPC layout: our problems for its blocksworld, ferry, miconic and rovers join --set."
+    "ipc_root",
+    "",
+    "A benchmark in IPC layout: our problems for its blocksworld, ferry, miconic, rovers and satellite join --set.",
 )
 _CORES = flags.DEFINE_integer("cores", 1, "Ours: cores the decoding process may run on (0: all).", lower_bound=0)
 
@@ -129,6 +132,9 @@ IPC_SETS: dict[str, dict[str, list[Any]]] = {
         "rovers": [
             ("ipc_rovers", dict(rovers=r, waypoints=w, cameras=r, objectives=o, seed=1))
             for r, w, o in ((6, 20, 15), (8, 40, 20))
+        ],
+        "satellite": [
+            ("ipc_satellite", dict(satellites=s, instruments=2 * s, modes=3, directions=s, seed=1)) for s in (15, 20)
         ],
     },
 }

@@ -155,6 +155,11 @@ def define_decode_flags() -> Callable[[], dict[str, Any]]:
             list(EXPLORATIONS),
             "Best-first with a cost-to-go: a second queue (default: the run's config).",
         ),
+        flags.DEFINE_bool(
+            "clip_cost_to_go",
+            None,
+            "Best-first with a cost-to-go: an estimate below zero reads as zero (default: the run's, true).",
+        ),
         flags.DEFINE_integer(
             "goal_agenda",
             None,

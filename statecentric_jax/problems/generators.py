@@ -7,12 +7,12 @@ paper's p04 files) airplanes `a0..`, cities `c0..`, trucks `t0..` (truck `tI` se
 city `cI`), locations `lI-J` of city `cI` with `lI-0` its airport, packages `p0..`;
 visitall cells `loc-xI-yJ`, exactly as in the paper's visitall-from-everywhere files.
 
-Four generators write problems for domain files of the IPC 2023 learning track, which is not
+Five generators write problems for domain files of the IPC 2023 learning track, which is not
 bundled (pass its domain file where the problem is read): `ipc_blocksworld` (blocks `b1..bN`,
 its predicate names `on-table` and `arm-empty`), `ipc_ferry` (cars `car1..`, locations `loc1..`,
-typed), `ipc_miconic` (passengers `p1..`, floors `f1..`, typed) and `ipc_rovers` (`rover1..`,
+typed), `ipc_miconic` (passengers `p1..`, floors `f1..`, typed), `ipc_rovers` (`rover1..`,
 `waypoint1..`, `camera1..`, `objective1..`, each rover's store `roverIstore`, the lander `general`,
-typed, as the IPC generator names them).
+typed, as the IPC generator names them) and `ipc_satellite` (`sat1..`, `ins1..`, `mod1..`, `dir1..`, typed).
 
 `DATASET` reproduces the paper's dataset table (tab:dataset_stats) split by split, and
 `write_dataset` lays it out as a PDDL root (see `layout`).
@@ -216,6 +216,35 @@ def ipc_miconic(passengers: int, floors: int, seed: int | str = 0, name: str | N
     init += [_atom("above", low, high) for low, high in itertools.combinations(levels, 2)]
     goal = [_atom("served", person) for person in people]
     return _pddl("miconic", name or f"miconic-{passengers}-{floors}", (objects, init, goal))
+
+
+def ipc_satellite(
+    satellites: int, instruments: int, modes: int, directions: int, seed: int | str = 0, name: str | None = None
+) -> str:
+    """A problem for the IPC 2023 learning track's satellite domain file: every satellite powered and pointing
+    at a random direction; each instrument on a random satellite (each satellite has one while instruments
+    last), calibrated at a random direction, and supporting a random nonempty set of modes (each mode by some
+    instrument). The goals: images of `directions` distinct random (direction, mode) pairs, and two thirds of
+    the satellites pointing at a random direction."""
+    if satellites < 1 or instruments < 1 or modes < 1 or directions < 1:
+        raise ValueError(f"satellite needs one of each, got {satellites}, {instruments}, {modes}, {directions}")
+    rng = random.Random(seed)
+    sats, tools = _numbered("sat", satellites), _numbered("ins", instruments)
+    kinds, places = _numbered("mod", modes), _numbered("dir", directions)
+    objects = [*sats, "-", "satellite", *tools, "-", "instrument", *kinds, "-", "mode", *places, "-", "direction"]
+    init = [_atom("pointing", sat, rng.choice(places)) for sat in sats] + [_atom("power_avail", sat) for sat in sats]
+    hosts = sats[:instruments] + [rng.choice(sats) for _ in range(instruments - len(sats))]
+    supported = {tool: {rng.choice(kinds)} | {kind for kind in kinds if rng.random() < 0.5} for tool in tools}
+    for kind in kinds:
+        if not any(kind in of_tool for of_tool in supported.values()):
+            supported[rng.choice(tools)].add(kind)
+    for tool, host in zip(tools, hosts):
+        init += [_atom("on_board", tool, host), _atom("calibration_target", tool, rng.choice(places))]
+        init += [_atom("supports", tool, kind) for kind in sorted(supported[tool])]
+    pairs = list(itertools.product(places, kinds))
+    goal = [_atom("pointing", sat, rng.choice(places)) for sat in rng.sample(sats, 2 * satellites // 3)]
+    goal += [_atom("have_image", place, kind) for place, kind in rng.sample(pairs, min(directions, len(pairs)))]
+    return _pddl("satellite", name or f"satellite-{satellites}-{instruments}", (objects, init, goal))
 
 
 def ipc_rovers(

@@ -170,3 +170,6 @@ def test_unclipped_estimates_keep_their_order_below_zero(wide, monkeypatch):
     unclipped = evaluation.cost_to_go_for(loaded, DecodeConfig(strategy="best_first", clip_cost_to_go=False))
     np.testing.assert_allclose(unclipped.estimate(states, goals), raw, rtol=1e-6)
     assert evaluation.cost_to_go_for(loaded, DecodeConfig(strategy="best_first")) is model
+    # results stored before the setting existed keep their key; unclipped ones get another
+    assert "clip_cost_to_go" not in DecodeConfig().identity()
+    assert DecodeConfig(clip_cost_to_go=False).identity()["clip_cost_to_go"] is False

@@ -152,6 +152,7 @@ def test_problems_for_ipc_domain_files_load_and_are_solvable(tmp_path):
         ("ferry", generators.ipc_ferry(3, 4, seed=3)),
         ("miconic", generators.ipc_miconic(3, 5, seed=3)),
         ("rovers", generators.ipc_rovers(2, 4, 1, 2, seed=3)),
+        ("satellite", generators.ipc_satellite(2, 3, 2, 3, seed=3)),
     ):
         (tmp_path / "p.pddl").write_text(text)
         task = load_task(IPC / domain / "domain.pddl", tmp_path / "p.pddl")
@@ -159,6 +160,7 @@ def test_problems_for_ipc_domain_files_load_and_are_solvable(tmp_path):
     assert generators.ipc_ferry(3, 4, seed=3) != generators.ipc_ferry(3, 4, seed=4)
     assert generators.ipc_miconic(3, 5, seed=3) != generators.ipc_miconic(3, 5, seed=4)
     assert generators.ipc_rovers(2, 4, 1, 2, seed=3) != generators.ipc_rovers(2, 4, 1, 2, seed=4)
+    assert generators.ipc_satellite(2, 3, 2, 3, seed=3) != generators.ipc_satellite(2, 3, 2, 3, seed=4)
     renamed = generators.ipc_blocksworld(6, seed=1).replace("on-table", "ontable").replace("arm-empty", "handempty")
     assert renamed.split("(:objects")[1] == generators.blocks(6, seed=1).split("(:objects")[1]
 
@@ -170,6 +172,7 @@ IMPOSSIBLE = [
     lambda: generators.visitall(2, 2, (2, 0)),
     lambda: generators.ipc_miconic(2, 1),  # one floor: nobody can travel
     lambda: generators.ipc_rovers(1, 4, 0, 2),  # no camera: no image can be taken
+    lambda: generators.ipc_satellite(1, 0, 1, 1),  # no instrument: no image can be taken
 ]
 
 
