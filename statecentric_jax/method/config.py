@@ -20,7 +20,9 @@ def selection() -> ml_collections.ConfigDict:
     """Per-domain selection of the recommended configuration's settings (method/selection.py); only in
     `config.recommended()`: a config without this section trains as it is."""
     section = ml_collections.ConfigDict()
-    section.steps = "cost_to_go_features,goal_paths,aggregation,value_weight,path_weight,unclipped"  # in order
+    section.steps = (  # in order
+        "cost_to_go_features,goal_paths,aggregation,value_weight,path_weight,unclipped,eliminated"
+    )
     section.budget = 10_000  # expansions per selection problem
     return section
 

@@ -13,8 +13,11 @@ expansions). Every step is a part of the recommended method that won on one doma
   unclipped            cost-to-go estimates below zero kept, not read as zero: fitted on small problems,
                        the linear estimate falls below zero on larger ones well before the goal (IPC
                        Satellite, on its training problems)
+  eliminated           a solved plan's unneeded steps dropped (greedy action elimination): a search's
+                       detours stay in its plan otherwise (IPC Rovers and Satellite, on their training
+                       problems)
 
-The first three change what is trained (one more run each); the last three only how it decodes (the
+The first three change what is trained (one more run each); the last four only how it decodes (the
 same run, decoded again). Selection problems are larger than the ones fitted on: a training view's
 `selection` split (IPC layout, `layout.training_view`), else `validation`. The budget per selection
 problem is `selection.budget` expansions; the final run keeps the config's `decode.budget`.
@@ -84,9 +87,10 @@ MENU = (
     Step("value_weight", {"decode.value_weight": 1.0}, False),
     Step("path_weight", {"decode.path_weight": 0.2}, False),
     Step("unclipped", {"decode.clip_cost_to_go": False}, False),
+    Step("eliminated", {"decode.action_elimination": True}, False),
 )
 STEPS = tuple(step.name for step in MENU)
-DECODE_FIELDS = ("decode.value_weight", "decode.path_weight", "decode.clip_cost_to_go")
+DECODE_FIELDS = ("decode.value_weight", "decode.path_weight", "decode.clip_cost_to_go", "decode.action_elimination")
 
 
 def menu_steps(config: ml_collections.ConfigDict) -> list[Step]:
@@ -124,13 +128,21 @@ def _score(results: list[dict]) -> tuple[int, int, int]:
 
 
 def _train(config: ml_collections.ConfigDict, run_dir: pathlib.Path) -> None:
-    """Train (resumed) one candidate's run."""
-    if (run_dir / train.CONFIG_FILE).exists() and config_lib.same_run(config_lib.read(run_dir), config):
+    """Train (resumed) one candidate's run; one trained under another menu is the same run (training reads
+    no `selection` setting), so a step added to the menu trains only what it needs."""
+    if (run_dir / train.CONFIG_FILE).exists() and _same_training(config_lib.read(run_dir), config):
         logging.info("selection: %s already trained", run_dir.name)
         pipeline.aggregate(config, run_dir)  # a run killed during aggregation goes on
         return
     shutil.rmtree(run_dir, ignore_errors=True)
     pipeline.train_from_config(config, run_dir)
+
+
+def _same_training(stored: ml_collections.ConfigDict, wanted: ml_collections.ConfigDict) -> bool:
+    identities = [config_lib.run_identity(config) for config in (stored, wanted)]
+    for identity in identities:
+        identity.pop("selection", None)
+    return identities[0] == identities[1]
 
 
 def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLike) -> pathlib.Path:

@@ -11,7 +11,7 @@ wider beam. With a goal agenda (`search/agenda.py`) an instance runs in stages, 
 smaller task with a few more goals, started when the one before succeeds.
 Every plan is executable by construction: it only follows true symbolic successors. With
 `action_elimination`, a solved plan then loses the steps the goal does not need
-(`planning/elimination.py`), still inside the decoding time.
+(`planning/elimination.py`), within the problem's time limit (past it, the steps dropped so far).
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ def decode(
     def done(index: int, result: DecodeResult) -> None:
         if config.action_elimination and result.solved:
             started = time.perf_counter()
-            plan = eliminate_actions(tasks[index], result.plan)
+            deadline = started + config.time_limit - result.seconds if config.time_limit else None
+            plan = eliminate_actions(tasks[index], result.plan, deadline)
             result = dataclasses.replace(result, plan=plan, seconds=result.seconds + time.perf_counter() - started)
         results[index] = result
         if on_result is not None:

@@ -92,6 +92,28 @@ def test_selection_decoded_in_processes_tries_and_chooses_the_same(selected, tmp
     assert record["tried"] == before["tried"] and record["chosen"] == before["chosen"]
 
 
+def test_a_step_added_to_the_menu_trains_nothing_again_and_elimination_shortens(selected, tmp_path, monkeypatch):
+    root, workdir, _, _, config = selected
+    again = tmp_path / "work"
+    shutil.copytree(workdir, again)
+    config = config.copy_and_resolve_references()
+    config.selection.steps += ",eliminated"
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a candidate was trained again")
+
+    monkeypatch.setattr(selection.pipeline, "train_from_config", no_training)
+    run = selection.train_domain(root, "blocks", again, config)
+    record, before = (json.loads((w / selection.SELECTION_FILE).read_text()) for w in (again, workdir))
+    assert record["tried"][:-1] == before["tried"]
+    eliminated, kept = record["tried"][-1], next(t for t in before["tried"] if t["settings"] == before["chosen"])
+    assert eliminated["step"] == "eliminated" and eliminated["settings"]["decode.action_elimination"] is True
+    # the same searches, each solved plan a subsequence of the one before: as many solved, no more steps
+    assert eliminated["problems"] == kept["problems"] and eliminated["expansions"] == kept["expansions"]
+    assert eliminated["plan_steps"] <= kept["plan_steps"]
+    assert ensemble.load_run(run).config.decode.action_elimination == (eliminated["plan_steps"] < kept["plan_steps"])
+
+
 def test_unknown_step_or_missing_domain_is_one_line(tmp_path):
     config = config_lib.recommended()
     with pytest.raises(InputError, match="data.domain is empty"):

@@ -2,6 +2,7 @@
 
 import dataclasses
 import random
+import time
 
 import pytest
 
@@ -54,6 +55,13 @@ def test_a_shortest_plan_is_left_as_it_is(which, request):
     task = request.getfixturevalue(which)
     plan = shortest_plan(task, task.fluent_goal)
     assert eliminate_actions(task, plan) == plan
+
+
+def test_past_its_deadline_it_returns_the_steps_kept_so_far(blocks):
+    detour = ["(pick-up a)", "(put-down a)", "(pick-up b)", "(stack b c)", "(unstack b c)", "(stack b c)"]
+    plan = detour + PLANS["p3"][2:]
+    assert eliminate_actions(blocks, plan, deadline=time.perf_counter() - 1) == plan
+    assert eliminate_actions(blocks, plan, deadline=time.perf_counter() + 60) == PLANS["p3"]
 
 
 def test_a_block_picked_up_and_put_down_again_is_dropped(blocks):
