@@ -171,6 +171,12 @@ def define_decode_flags() -> Callable[[], dict[str, Any]]:
             None,
             "Drop the steps a solved plan does not need, a symbolic post-processing (default: the run's).",
         ),
+        flags.DEFINE_bool(
+            "prune_dead_ends",
+            None,
+            "Best-first: close the nodes from which the goal is unreachable even with deletes ignored (default: the"
+            " run's).",
+        ),
         flags.DEFINE_float(
             "time_limit", None, "Seconds per problem; past it the outcome is timeout; 0: none.", lower_bound=0
         ),

@@ -71,6 +71,7 @@ INGREDIENTS = (
     "novelty (symbolic)",
     "goal agenda (symbolic)",
     "action elimination (symbolic)",
+    "dead-end pruning (symbolic)",
 )
 
 
@@ -146,6 +147,7 @@ def ingredients(config: ml_collections.ConfigDict, seed_dir: pathlib.Path) -> tu
         "novelty (symbolic)": exploration == "novelty",
         "goal agenda (symbolic)": config.decode.get("goal_agenda", 0) > 0,
         "action elimination (symbolic)": bool(config.decode.get("action_elimination", False)),
+        "dead-end pruning (symbolic)": bool(config.decode.get("prune_dead_ends", False)),
     }
     return tuple(name for name in INGREDIENTS if added[name])
 

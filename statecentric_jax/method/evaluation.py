@@ -325,6 +325,7 @@ def _evaluate_locked(
         "exploration": settings.exploration,
         "goal_agenda": settings.goal_agenda,
         "action_elimination": settings.action_elimination,
+        "prune_dead_ends": settings.prune_dead_ends,
         "fingerprint": run,
     }
     write_text(progress_file, "".join(json.dumps(r) + "\n" for r in ordered))  # only the current records

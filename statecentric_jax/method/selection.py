@@ -87,10 +87,17 @@ MENU = (
     Step("value_weight", {"decode.value_weight": 1.0}, False),
     Step("path_weight", {"decode.path_weight": 0.2}, False),
     Step("unclipped", {"decode.clip_cost_to_go": False}, False),
+    Step("dead_ends", {"decode.prune_dead_ends": True}, False),
     Step("eliminated", {"decode.action_elimination": True}, False),
 )
 STEPS = tuple(step.name for step in MENU)
-DECODE_FIELDS = ("decode.value_weight", "decode.path_weight", "decode.clip_cost_to_go", "decode.action_elimination")
+DECODE_FIELDS = (
+    "decode.value_weight",
+    "decode.path_weight",
+    "decode.clip_cost_to_go",
+    "decode.prune_dead_ends",
+    "decode.action_elimination",
+)
 
 
 def menu_steps(config: ml_collections.ConfigDict) -> list[Step]:

@@ -42,6 +42,7 @@ class DecodeConfig:
     clip_cost_to_go: bool = True  # best-first: a cost-to-go estimate below zero reads as zero (False: kept)
     goal_agenda: int = 0  # decode in stages, each with this many more goals (search/agenda.py); 0: the whole goal
     action_elimination: bool = False  # drop the steps a solved plan does not need (planning/elimination.py)
+    prune_dead_ends: bool = False  # best-first: close a node the relaxed goal test rejects (planning/relaxed.py)
     time_limit: float = 0.0  # seconds per problem, checked between and within expansions (outcome "timeout"); 0: none
     memory_limit_mb: int = 0  # the process's resident memory (outcome "memory", search/limits.py); 0: none
 
@@ -72,6 +73,12 @@ class DecodeConfig:
             )
         if self.exploration == "greedy" and self.path_weight == 0:
             raise InputError(None, "exploration 'greedy' drops the path term: it needs decode.path_weight > 0")
+        if self.prune_dead_ends and not strategies.prunes_dead_ends(self.strategy):
+            raise InputError(
+                None,
+                f"decode.prune_dead_ends closes nodes of best-first search, not of '{self.strategy}':"
+                " use decode.strategy=best_first or lazy_best_first",
+            )
 
     def identity(self) -> dict[str, Any]:
         """The settings that decide a problem's result (for result caches): the resource limits only where
@@ -83,6 +90,8 @@ class DecodeConfig:
                 del settings[limit]
         if settings["clip_cost_to_go"]:  # as before the setting existed
             del settings["clip_cost_to_go"]
+        if not settings["prune_dead_ends"]:  # likewise
+            del settings["prune_dead_ends"]
         if "time_limit" not in settings:
             del settings["max_in_flight"]
         return settings

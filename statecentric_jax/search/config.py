@@ -21,6 +21,7 @@ SETTINGS = (
     "clip_cost_to_go",
     "goal_agenda",
     "action_elimination",
+    "prune_dead_ends",
 )
 
 
@@ -28,7 +29,8 @@ def decode() -> ml_collections.ConfigDict:
     """The paper's decoder. strategy: see search/strategies.py; budget: node expansions per problem (all
     strategies but beam); priority, value_weight, path_weight, exploration, clip_cost_to_go: best-first's
     order; goal_agenda: decode in stages with this many more goals each (search/agenda.py), 0: off;
-    action_elimination: drop the steps a plan does not need (planning/elimination.py)."""
+    action_elimination: drop the steps a plan does not need (planning/elimination.py); prune_dead_ends: best-first
+    closes the nodes from which the goal is unreachable even with deletes ignored (planning/relaxed.py)."""
     defaults = DecodeConfig()
     section = ml_collections.ConfigDict()
     for name in SETTINGS:

@@ -15,7 +15,8 @@ all model, embedding and distance work, batched across instances.
   the model's predictions, or a learned cost-to-go (plus `value_weight` × distance, plus
   `path_weight` × the plan length so far, as weighted A* does; the distance breaks ties).
   With a cost-to-go and `exploration`, every other expansion comes from a second queue
-  (`search/open_lists.py`).
+  (`search/open_lists.py`). With `prune_dead_ends`, a node taken from the open list is first tested in
+  the delete relaxation (`planning/relaxed.py`) and closed unexpanded when the goal is out of reach.
 - `lazy_best_first`: `best_first` with deferred evaluation (Fast Downward's lazy search): a child joins
   the open list with the cost-to-go of the node that generated it and is estimated only when it is
   expanded, so an expansion costs one evaluation instead of one per successor. Needs a cost-to-go.
@@ -40,6 +41,7 @@ import numpy as np
 
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning.packing import PackedStates, StatePacker
+from statecentric_jax.planning.relaxed import RelaxedReachability
 from statecentric_jax.search.expander import Expansion, Node
 from statecentric_jax.search.open_lists import EXPLORATIONS, OpenNode
 from statecentric_jax.search.outcome import Outcome
@@ -207,6 +209,7 @@ class BestFirst:
         self.tied: list = []  # with tie_distances: heap of (distance, tie, open node), all of priority tied_priority
         self.tied_priority = math.inf
         self.known: dict[int, float] = {}  # with tie_distances: the distances of open nodes computed so far, by tie
+        self.relaxed = RelaxedReachability(inst.problem.task) if config.prune_dead_ends else None
 
     @classmethod
     def from_config(cls, inst: Instance, config: DecodeConfig, guided: bool) -> BestFirst:
@@ -253,13 +256,16 @@ class BestFirst:
         return entry
 
     def _admit(self, entry: OpenNode) -> Node | None:
-        """The open entry as a node to expand; None when it was expanded already or is beyond the horizon."""
+        """The open entry as a node to expand; None when it was expanded already, is beyond the horizon or is a
+        dead end (`prune_dead_ends`)."""
         if entry.tie in self.taken:
             return None
         self.taken.add(entry.tie)
+        state = self.inst.root.state if entry.parent is None else self.packer.unpack(entry.key)
+        if self.relaxed is not None and not self.relaxed.reaches_goal(state):
+            return None
         if entry.parent is None:
             return self.inst.root
-        state = self.packer.unpack(entry.key)
         plan = (entry.action, entry.parent.plan)
         node = Node(state, None, plan, entry.parent.depth + 1, entry.score, entry.carry, entry.parent)
         if node.depth < self.inst.horizon:
@@ -330,6 +336,11 @@ class LazyBestFirst(BestFirst):
         if not guided:
             raise InputError(None, "decode.strategy=lazy_best_first defers a cost-to-go's estimates: it needs one")
         return cls(inst, config, guided)
+
+
+def prunes_dead_ends(strategy: str) -> bool:
+    """Whether the strategy can close dead ends unexpanded (`decode.prune_dead_ends`): the best-first ones."""
+    return issubclass(STRATEGIES[strategy], BestFirst)  # type: ignore[arg-type]  # a class, not only its protocol
 
 
 def defers_evaluation(config: DecodeConfig) -> bool:

@@ -20,6 +20,7 @@ from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.search import expander, open_lists, scoring
 from statecentric_jax.search.base import STRATEGIES, DecodeConfig, decode_config
 from statecentric_jax.search.decoding import decode
+from tests.planning.test_relaxed import reachable_states
 from tests.search.blocks import DOMAIN, PLANS, AtomEncoder, OracleModel, problem
 
 GUIDED = ["beam_backtrack", "restarts", "best_first"]
@@ -490,17 +491,7 @@ def test_best_first_exhausts_a_finite_space_into_a_dead_end(tmp_path):
     config = DecodeConfig(strategy="best_first", metric="euclidean")
     result = decode([task], FixedTargetModel(encoder.dim, seed=1), encoder, config)[0]
     assert result.outcome == "dead end"
-    assert result.steps == len(_reachable(task))  # every reachable state expanded exactly once
-
-
-def _reachable(task):
-    generator, seen, frontier = SuccessorGenerator(task), {task.init}, [task.init]
-    while frontier:
-        for _, nxt in generator.successors(frontier.pop()):
-            if nxt not in seen:
-                seen.add(nxt)
-                frontier.append(nxt)
-    return seen
+    assert result.steps == len(reachable_states(task))  # every reachable state expanded exactly once
 
 
 @pytest.mark.parametrize(

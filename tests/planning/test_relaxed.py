@@ -1,0 +1,72 @@
+"""Relaxed reachability against a plain fixpoint over atom sets, and as a dead-end test that never rejects a
+state with a plan."""
+
+import pytest
+
+from statecentric_jax.planning.relaxed import RelaxedReachability
+from statecentric_jax.planning.successors import SuccessorGenerator
+from statecentric_jax.planning.tasks import load_task
+from tests.planning.one_way import ONE_WAY_DOMAIN, one_way_problem
+
+
+def plain_relaxed_reach(task, state):
+    """Apply every operator whose positive preconditions hold, deletes ignored, until nothing is added."""
+    reached = set(state)
+    while True:
+        added = {atom for op in task.operators if op.pre <= reached for atom in op.add} - reached
+        if not added:
+            return task.fluent_goal <= reached
+        reached |= added
+
+
+def reachable_states(task):
+    generator, seen, frontier = SuccessorGenerator(task), {task.init}, [task.init]
+    while frontier:
+        for _, nxt in generator.successors(frontier.pop()):
+            if nxt not in seen:
+                seen.add(nxt)
+                frontier.append(nxt)
+    return seen
+
+
+def has_plan(task, state):
+    generator, seen, frontier = SuccessorGenerator(task), {state}, [state]
+    while frontier:
+        current = frontier.pop()
+        if task.goal_reached(current):
+            return True
+        for _, nxt in generator.successors(current):
+            if nxt not in seen:
+                seen.add(nxt)
+                frontier.append(nxt)
+    return False
+
+
+@pytest.fixture
+def one_way(tmp_path):
+    (tmp_path / "domain.pddl").write_text(ONE_WAY_DOMAIN)
+    (tmp_path / "a.pddl").write_text(one_way_problem("a"))
+    return load_task(tmp_path / "domain.pddl", tmp_path / "a.pddl")
+
+
+@pytest.mark.parametrize("name", ["one_way", "logistics", "blocks", "guarded"])
+def test_it_agrees_with_a_plain_fixpoint_and_rejects_no_state_with_a_plan(name, request):
+    task = request.getfixturevalue(name)
+    relaxed = RelaxedReachability(task)
+    states = reachable_states(task)
+    verdicts = {state: relaxed.reaches_goal(state) for state in states}
+    assert verdicts == {state: plain_relaxed_reach(task, state) for state in states}
+    assert all(verdicts[state] for state in states if has_plan(task, state))
+
+
+def test_the_dead_ends_of_one_way_roads_are_rejected(one_way):
+    relaxed = RelaxedReachability(one_way)
+    alive = {next(iter(state)) for state in reachable_states(one_way) if relaxed.reaches_goal(state)}
+    dead = {next(iter(state)) for state in reachable_states(one_way)} - alive
+    assert (alive, dead) == ({"(at a)", "(at x)", "(at goal)"}, {"(at c)", "(at d)", "(at e)"})
+
+
+def test_negative_preconditions_are_ignored_so_a_blocked_goal_still_reads_as_reachable(guarded):
+    blocked = guarded.init | {"(blocked c)"}  # `go` needs (not (blocked c)): no plan, but relaxed the goal is in reach
+    assert not has_plan(guarded, blocked)
+    assert RelaxedReachability(guarded).reaches_goal(blocked)
