@@ -94,6 +94,14 @@ def run_identity(config: ml_collections.ConfigDict | dict) -> dict:
     return identity
 
 
+def training_identity(config: ml_collections.ConfigDict | dict) -> dict:
+    """What a run's training depends on: `run_identity` less the selection menu, which only chooses among trained
+    runs (`method/selection.py`), so that a menu change neither trains nor aggregates a candidate again."""
+    identity = run_identity(config)
+    identity.pop("selection", None)
+    return identity
+
+
 @dataclasses.dataclass(frozen=True)
 class BestSettings:
     """What the recommended configuration sets per domain, chosen on the validation split and our own

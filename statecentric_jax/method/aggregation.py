@@ -105,9 +105,9 @@ def _guard(split: str) -> None:
 
 
 def _identity(config: ml_collections.ConfigDict | dict) -> dict:
-    """What the finished rounds depend on: the run's identity (`config.run_identity`) but the number of
-    rounds (more rounds go on)."""
-    identity = config_lib.run_identity(config)
+    """What the finished rounds depend on: the run's training identity (`config.training_identity`) but the
+    number of rounds (more rounds go on)."""
+    identity = config_lib.training_identity(config)
     identity["aggregation"].pop("rounds")
     return identity
 

@@ -146,10 +146,7 @@ def _train(config: ml_collections.ConfigDict, run_dir: pathlib.Path) -> None:
 
 
 def _same_training(stored: ml_collections.ConfigDict, wanted: ml_collections.ConfigDict) -> bool:
-    identities = [config_lib.run_identity(config) for config in (stored, wanted)]
-    for identity in identities:
-        identity.pop("selection", None)
-    return identities[0] == identities[1]
+    return config_lib.training_identity(stored) == config_lib.training_identity(wanted)
 
 
 def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLike) -> pathlib.Path:

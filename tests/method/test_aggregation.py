@@ -14,6 +14,7 @@ from statecentric_jax.learning.value import ENCODER_FILE as VALUE_ENCODER_FILE
 from statecentric_jax.learning.value import GOAL_PATHS_FILE as VALUE_GOAL_PATHS_FILE
 from statecentric_jax.learning.value import VALUE_FILE
 from statecentric_jax.method import aggregation, evaluation, pipeline
+from statecentric_jax.method import config as method_config
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import _section, load_task, read_sexpr
@@ -489,3 +490,6 @@ def test_another_configuration_starts_over_from_the_first_model(root, tmp_path, 
     moved.data.pddl_root, moved.data.cache_dir = str(tmp_path / "linked"), str(tmp_path / "elsewhere")
     moved.data.jobs = 2
     assert not aggregation.pending(moved, tmp_path / "run")
+    with_menu = config.copy_and_resolve_references()  # a selection menu only chooses among trained runs
+    with_menu.selection = method_config.selection()
+    assert not aggregation.pending(with_menu, tmp_path / "run")
