@@ -60,17 +60,23 @@ class RelaxedReachability:
         self._goal = np.asarray([self._index[atom] for atom in sorted(task.fluent_goal)], np.int64)
         self._atoms = len(atoms)
 
-    def reaches_goal(self, state: Iterable[str]) -> bool:
-        """Whether every goal atom is reached from `state` in the delete relaxation (False: a dead end)."""
+    def reaches_goal(self, state: Iterable[str], alive: Iterable[str] = ()) -> bool:
+        """Whether every goal atom is reached from `state` in the delete relaxation (False: a dead end).
+
+        `alive`: a state known to reach the goal so, such as the parent of `state` in a search. Once every atom
+        of it that `state` lacks is reached, all of `alive`'s relaxed reach is, so the goal is: the answer is the
+        same, and the exploration mostly stops after a few layers instead of reaching the goal."""
         index = self._index
         reached = np.zeros(self._atoms, bool)
         new = np.fromiter((index[atom] for atom in state if atom in index), np.int64)
         reached[new] = True
+        lost = np.fromiter((index[atom] for atom in alive if atom in index), np.int64)
+        lost = lost[~reached[lost]]
         count = np.zeros(len(self._needed), np.int64)
         fired = np.zeros(len(self._needed), bool)
         ready = self._free
         while True:
-            if reached[self._goal].all():
+            if reached[self._goal].all() or (len(lost) and reached[lost].all()):
                 return True
             users = self._users[_ranges(self._users_start, new)]
             np.add.at(count, users, 1)

@@ -262,7 +262,8 @@ class BestFirst:
             return None
         self.taken.add(entry.tie)
         state = self.inst.root.state if entry.parent is None else self.packer.unpack(entry.key)
-        if self.relaxed is not None and not self.relaxed.reaches_goal(state):
+        parent = entry.parent.state if entry.parent is not None else ()  # expanded: it passed this test
+        if self.relaxed is not None and not self.relaxed.reaches_goal(state, parent):
             return None
         if entry.parent is None:
             return self.inst.root

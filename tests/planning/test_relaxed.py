@@ -57,6 +57,9 @@ def test_it_agrees_with_a_plain_fixpoint_and_rejects_no_state_with_a_plan(name, 
     verdicts = {state: relaxed.reaches_goal(state) for state in states}
     assert verdicts == {state: plain_relaxed_reach(task, state) for state in states}
     assert all(verdicts[state] for state in states if has_plan(task, state))
+    generator = SuccessorGenerator(task)  # from a parent that passed, the same verdicts
+    for parent in (state for state in states if verdicts[state]):
+        assert all(relaxed.reaches_goal(child, parent) == verdicts[child] for _, child in generator.successors(parent))
 
 
 def test_the_dead_ends_of_one_way_roads_are_rejected(one_way):
