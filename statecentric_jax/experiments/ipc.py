@@ -11,17 +11,19 @@ Output, all under `workdir`:
                                       expansions, peak_mb, outcome (regenerated from the records)
   coverage.md, quality.md, cumulative.png                                   (regenerated from the records)
   <planner>/<domain>/run/             our planner trained for the domain, from its training problems only
-  <planner>/<domain>/planner.json     what it was trained for (a rerun reuses the run); with a `selection`
-                                      section also selection.json, selection/ (method/selection.py)
+  <planner>/<domain>/planner.json     what it was trained for (a rerun reuses the run; the same config with
+                                      another selection menu chooses again, reusing the candidates); with a
+                                      `selection` section also selection.json, selection/ (method/selection.py)
   <planner>/<domain>/training.log     the last training's output (training runs in a process of its own under the
                                       training limits); training.json: its wall seconds and peak resident MiB
   cache/                              expert plans, datasets, training views (method/pipeline.py)
   <planner>/<domain>/<level>/<pNN>.plan                                     every valid plan, IPC format
 
-Resuming: a record carries a fingerprint of the planner (its search or config), the domain and problem files and
-the limits; a rerun skips every (planner, problem) with a matching record and plans the rest (`--replan` names
-planners to plan again all the same, after a change to their code: their selected records are marked `retry`
-first, so a run interrupted while replanning resumes without the flag). Records of other
+Resuming: a record carries a fingerprint of the planner (a Fast Downward search's settings; for ours, the files of
+its trained run, so that a run that selection chooses alike under another menu keeps its records), the domain and
+problem files and the limits; a rerun skips every (planner, problem) with a matching record and plans the rest
+(`--replan` names planners to plan again all the same, after a change to their code: their selected records are
+marked `retry` first, so a run interrupted while replanning resumes without the flag). Records of other
 selections and limits stay in records.jsonl; the tables show the current selection (the plan files, one per
 (planner, problem), the latest run's: one workdir per set of limits). Errors around the
 planning are retried: our planner's training failed, a planner was killed by a signal not ours (the system's OOM
@@ -570,15 +572,33 @@ def train_in_this_process(request_file: str) -> None:
 
 
 def _finished_training(planner: Planner, base: pathlib.Path) -> pathlib.Path | None:
-    """The run in `base` if it was trained for this planner (`planner.json`); an InputError if for another."""
+    """The run in `base` if it was trained for this planner (`planner.json`); None if not yet, or for the same
+    config with another selection menu (chosen again, its candidates reused: `selection._train`); an InputError if
+    for another config."""
     from statecentric_jax.method.selection import RUN_DIR
 
     run_dir, trained = base / RUN_DIR, base / TRAINED_FILE
     if not (trained.is_file() and (run_dir / "config.json").is_file()):
         return None
-    if trained.read_text(encoding="utf-8") != planner.identity:
-        raise InputError(base, "holds a run of another configuration; use a fresh --workdir")
-    return run_dir
+    stored = trained.read_text(encoding="utf-8")
+    if stored == planner.identity:
+        return run_dir
+    without_menu = _without_menu(stored)
+    if without_menu is not None and without_menu == _without_menu(planner.identity):
+        return None
+    raise InputError(base, "holds a run of another configuration; use a fresh --workdir")
+
+
+def _without_menu(identity: str) -> dict | None:
+    """A config planner's identity less its selection menu (None if not one)."""
+    try:
+        settings = json.loads(identity)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(settings, dict):
+        return None
+    settings.pop("selection", None)
+    return settings
 
 
 def train_planner(planner: Planner, root: pathlib.Path, domain: str, workdir: pathlib.Path) -> pathlib.Path:
@@ -614,14 +634,24 @@ def _digest(*parts: bytes) -> str:
     return h.hexdigest()[:16]
 
 
-def fingerprint(planner: Planner, problem: Problem, limits: Limits) -> str:
+def fingerprint(identity: str, problem: Problem, limits: Limits) -> str:
+    """A record's key beside the planner and problem: what the planner's result depends on (`planned_identity`),
+    the domain and problem files and the limits."""
     domain_file = problem.domain_file
     return _digest(
-        planner.identity.encode(),
+        identity.encode(),
         domain_file.read_bytes(),
         problem.path.read_bytes(),
         json.dumps(dataclasses.asdict(limits), sort_keys=True).encode(),
     )
+
+
+def planned_identity(run_dir: pathlib.Path) -> str:
+    """What our planner's plans depend on once trained: its run's files (`evaluation.run_files_fingerprint`), not
+    its config, so that a run chosen alike under another selection menu keeps its records."""
+    from statecentric_jax.method.evaluation import run_files_fingerprint
+
+    return f"run {run_files_fingerprint(run_dir)}"
 
 
 def read_records(path: pathlib.Path) -> list[dict]:
@@ -784,6 +814,7 @@ def _run_locked(
 
         for domain in dict.fromkeys(q.domain for q in selected):
             run_dirs: dict[str, str] = {}
+            identities = {planner.name: planner.identity for planner in planners}
             untrained: dict[str, str] = {}
             for planner in (p for p in planners if p.config is not None):
                 run_dir, failure = train_in_child(planner, root, domain, workdir, training_limits)  # before any
@@ -792,11 +823,12 @@ def _run_locked(
                     untrained[planner.name] = f"training failed: {failure}"
                 else:
                     run_dirs[planner.name] = str(run_dir)
+                    identities[planner.name] = planned_identity(run_dir)
             calls = {}
             for problem in (q for q in selected if q.domain == domain):
                 for planner in planners:
                     rid = _record_id(planner.name, problem.key)
-                    fingerprints[rid] = fingerprint(planner, problem, limits)
+                    fingerprints[rid] = fingerprint(identities[planner.name], problem, limits)
                     record = earlier.get((rid, fingerprints[rid]))
                     if record and not record.get("retry"):
                         finished[rid] = record

@@ -48,7 +48,10 @@ from statecentric_jax.search.strategies import COST_TO_GO_STRATEGIES
 
 # Files and folders of a run that decoding never reads: its evaluations, and the records of how it
 # was trained (losses, model size, how the seeds were trained, aggregation.py's summary and rounds).
-NOT_READ_BY_DECODING = frozenset({"eval", METRICS_FILE, SIZE_FILE, TRAINING_FILE, "aggregation.json", "aggregation"})
+# records of how a run was trained or chosen (method/selection.py writes selection.json), not read by decoding
+NOT_READ_BY_DECODING = frozenset(
+    {"eval", METRICS_FILE, SIZE_FILE, TRAINING_FILE, "aggregation.json", "aggregation", "selection.json"}
+)
 
 RESULT_FIELDS = (
     "problem_file",
@@ -133,7 +136,8 @@ def _content(path: pathlib.Path) -> bytes:
 
 
 def _decisive_bytes(path: pathlib.Path) -> bytes:
-    """A run file's bytes as far as decoding goes: a config without its seed (the seed only trains)."""
+    """A run file's bytes as far as decoding goes: a config without its seed (the seed only trains) and its
+    selection menu (it only chooses the settings that the config then holds)."""
     if path.name != CONFIG_FILE:
         return path.read_bytes()
     try:
@@ -143,6 +147,7 @@ def _decisive_bytes(path: pathlib.Path) -> bytes:
     if not isinstance(config, dict):
         return path.read_bytes()  # load_run refuses it with one line
     config.pop("seed", None)
+    config.pop("selection", None)
     return json.dumps(config, sort_keys=True).encode()
 
 
@@ -150,6 +155,17 @@ def run_fingerprint(workdir: pathlib.Path, settings: DecodeConfig, member_dirs: 
     """What a run's results depend on besides the problem: its model files (with an ensemble's
     `ensemble.json` and members below `workdir`; `member_dirs` elsewhere are hashed too) and decoding settings.
     Left out: evaluations, the records of how the run was trained (`NOT_READ_BY_DECODING`) and the seed."""
+    return _digest(*_run_files(workdir, member_dirs), json.dumps(settings.identity()).encode())
+
+
+def run_files_fingerprint(workdir: pathlib.Path) -> str:
+    """What the plans of a run decoded with its own settings (those of its config.json) depend on besides the
+    problem: its files alone, as `run_fingerprint` reads them."""
+    return _digest(*_run_files(workdir, ()))
+
+
+def _run_files(workdir: pathlib.Path, member_dirs: Sequence[str]) -> list[bytes]:
+    """Each file of the run that decoding reads, named, as far as decoding goes (`_decisive_bytes`)."""
     workdir = workdir.resolve()
     elsewhere = {pathlib.Path(d).resolve() for d in member_dirs}
     named: dict[pathlib.PurePath, pathlib.Path] = {}  # files below workdir by relative name, others by full path
@@ -157,10 +173,7 @@ def run_fingerprint(workdir: pathlib.Path, settings: DecodeConfig, member_dirs: 
         for p in folder.rglob("*"):
             if p.is_file() and not NOT_READ_BY_DECODING & {*p.relative_to(folder).parts}:
                 named[p.relative_to(workdir) if folder == workdir else p] = p
-    decisive = settings.identity()
-    return _digest(
-        *(f"{name}".encode() + _decisive_bytes(named[name]) for name in sorted(named)), json.dumps(decisive).encode()
-    )
+    return [f"{name}".encode() + _decisive_bytes(named[name]) for name in sorted(named)]
 
 
 def _read_finished(path: pathlib.Path, fingerprints: dict[str, str]) -> dict[str, dict]:

@@ -13,11 +13,14 @@ expansions). Every step is a part of the recommended method that won on one doma
   unclipped            cost-to-go estimates below zero kept, not read as zero: fitted on small problems,
                        the linear estimate falls below zero on larger ones well before the goal (IPC
                        Satellite, on its training problems)
+  dead_ends            a node whose goal is out of reach with deletes ignored closed unexpanded: no plan
+                       leaves it, and a learned cost-to-go need not see it (IPC Sokoban, on its training
+                       problems)
   eliminated           a solved plan's unneeded steps dropped (greedy action elimination): a search's
                        detours stay in its plan otherwise (IPC Rovers and Satellite, on their training
                        problems)
 
-The first three change what is trained (one more run each); the last four only how it decodes (the
+The first three change what is trained (one more run each); the last five only how it decodes (the
 same run, decoded again). Selection problems are larger than the ones fitted on: a training view's
 `selection` split (IPC layout, `layout.training_view`), else `validation`. The budget per selection
 problem is `selection.budget` expansions; the final run keeps the config's `decode.budget`.

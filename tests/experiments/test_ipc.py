@@ -32,6 +32,19 @@ def get_config():
     return config
 """
 
+MENU_CONFIG = """
+from statecentric_jax import config as config_lib
+
+
+def get_config():
+    config = config_lib.recommended()
+    config.data.ipc_train, config.data.ipc_validation, config.data.ipc_selection = "1-4", "5-6", "7-8"
+    config.selection.steps = "{steps}"
+    config.selection.budget = 500
+    config.decode.budget = {budget}
+    return config
+"""
+
 
 def _ipc_folder(root: pathlib.Path, data_root: pathlib.Path) -> pathlib.Path:
     """blocks/{domain.pddl, training/easy/p01-p12, testing/{easy,hard}/p01-p02} from data/domains/blocks, and a
@@ -197,6 +210,26 @@ def test_our_search_is_bounded_by_the_limits_not_the_runs_node_budget(bench, tmp
     (tiny,) = ipc.resolve_planners([str(config)])
     record = ipc.solve_one(tiny, problem, ipc.Limits(60, 8192), str(run_dir), str(tmp_path / "p01.plan"))
     assert record["solved"] and record["expansions"] > 1
+
+
+def test_a_menu_step_not_chosen_keeps_our_records_and_another_config_is_refused(bench, tmp_path, monkeypatch):
+    root, workdir, config = bench[0], tmp_path / "work", tmp_path / "menu.py"
+    config.write_text(MENU_CONFIG.format(steps="value_weight", budget=2000))
+    ipc.run(root, workdir, levels=["easy"], planners=[str(config)], time_limit=60)
+    rows = _rows(workdir)
+    planned: list[str] = []
+    original = ipc.solve_one
+    monkeypatch.setattr(ipc, "solve_one", lambda *args: planned.append(args[1].key) or original(*args))
+    config.write_text(MENU_CONFIG.format(steps="value_weight,dead_ends", budget=2000))  # Blocks has no dead ends
+    ipc.run(root, workdir, levels=["easy"], planners=[str(config)], time_limit=60)
+    chosen = json.loads((workdir / "menu" / "blocks" / "selection.json").read_text())
+    assert [tried["step"] for tried in chosen["tried"]] == ["start", "value_weight", "dead_ends"]
+    assert "decode.prune_dead_ends" not in chosen["chosen"]
+    assert planned == [] and _rows(workdir) == rows  # chosen again alike: the same run, the same records
+    config.write_text(MENU_CONFIG.format(steps="value_weight,dead_ends", budget=1999))
+    ipc.run(root, workdir, levels=["easy"], planners=[str(config)], time_limit=60)
+    errors = [record for record in ipc.read_records(workdir / ipc.RECORDS_FILE) if record["outcome"] == "error"]
+    assert len(errors) == len(rows) and all("holds a run of another configuration" in r["message"] for r in errors)
 
 
 def test_a_training_over_its_limit_fails_its_domain_only(bench, tmp_path):
