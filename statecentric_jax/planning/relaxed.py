@@ -60,18 +60,21 @@ class RelaxedReachability:
         self._goal = np.asarray([self._index[atom] for atom in sorted(task.fluent_goal)], np.int64)
         self._atoms = len(atoms)
 
-    def reaches_goal(self, state: Iterable[str], alive: Iterable[str] = ()) -> bool:
+    def reaches_goal(self, state: Iterable[str], alive: Iterable[str] | None = None) -> bool:
         """Whether every goal atom is reached from `state` in the delete relaxation (False: a dead end).
 
         `alive`: a state known to reach the goal so, such as the parent of `state` in a search. Once every atom
         of it that `state` lacks is reached, all of `alive`'s relaxed reach is, so the goal is: the answer is the
-        same, and the exploration mostly stops after a few layers instead of reaching the goal."""
+        same, and the exploration mostly stops after a few layers instead of reaching the goal (at once where
+        `state` lost none of them)."""
         index = self._index
         reached = np.zeros(self._atoms, bool)
         new = np.fromiter((index[atom] for atom in state if atom in index), np.int64)
         reached[new] = True
-        lost = np.fromiter((index[atom] for atom in alive if atom in index), np.int64)
+        lost = np.fromiter((index[atom] for atom in alive or () if atom in index), np.int64)
         lost = lost[~reached[lost]]
+        if alive is not None and not len(lost):
+            return True
         count = np.zeros(len(self._needed), np.int64)
         fired = np.zeros(len(self._needed), bool)
         ready = self._free

@@ -262,9 +262,10 @@ class BestFirst:
             return None
         self.taken.add(entry.tie)
         state = self.inst.root.state if entry.parent is None else self.packer.unpack(entry.key)
-        parent = entry.parent.state if entry.parent is not None else ()  # expanded: it passed this test
-        if self.relaxed is not None and not self.relaxed.reaches_goal(state, parent):
-            return None
+        if self.relaxed is not None:
+            parent = entry.parent.state if entry.parent is not None else None  # expanded: it passed this test
+            if not self.relaxed.reaches_goal(state, parent):
+                return None
         if entry.parent is None:
             return self.inst.root
         plan = (entry.action, entry.parent.plan)
