@@ -13,10 +13,11 @@ miconic, rovers, satellite), larger than its training problems (`generators.ipc_
 problems); or
 `--problems=<domain>:<problem.pddl>,...` with `--domain_files=<domain>:<domain.pddl>,...`.
 
-Ours (`ours`): the run of `--config` (`{domain}` is replaced; default the recommended per-domain
-configuration), trained once with seed `--seed` on `--pddl_root` into `<workdir>/runs/<domain>/` (reused;
-or `--run=<domain>:<workdir>,...`); for the domains of `--ipc_root`, the recommended recipe with selection,
-on that domain's training problems only (`<workdir>/runs/<domain>/run/`). Each problem is decoded alone,
+Ours (`ours`): the run of `--config` (`{domain}` is replaced; default the per-domain `configs/<domain>_best.py`;
+`configs/recommended.py` selects its settings per domain first, into `run/` there), trained once with seed
+`--seed` on `--pddl_root` into `<workdir>/runs/<domain>/` (reused; or `--run=<domain>:<workdir>,...`); for
+the domains of `--ipc_root`, the recommended recipe with selection, on that domain's training problems only
+(`<workdir>/runs/<domain>/run/`). Each problem is decoded alone,
 in a fresh process pinned to `--cores` cores with every thread count at one, under
 `decode.time_limit=--time_limit`; `--decode=name=value,...` overrides decoding settings (a row per
 setting is a run per value). It reports
@@ -221,28 +222,34 @@ def decode_overrides() -> dict[str, Any]:
 
 
 def trained_run(domain: str) -> str:
-    """The run ours decodes with: --run's, the recommended recipe trained once on the training problems of
-    an --ipc_root domain, or the --config trained once into the workdir."""
+    """The run ours decodes with: --run's, else one trained once into `<workdir>/runs/<domain>/`: the
+    recommended recipe on the training problems of an --ipc_root domain, or --config on --pddl_root's (a
+    config with a `selection` section, such as `configs/recommended.py`, selects per domain first, and its
+    run is `run/` there)."""
     runs = dict(_pair("--run", item) for item in _RUN.value)
     if domain in runs:
         return runs[domain]
     workdir = pathlib.Path(_WORKDIR.value) / "runs" / domain
     if _IPC_ROOT.value and any(domain in domains for domains in IPC_SETS.values()):
-        if not (workdir / selection.RUN_DIR / CONFIG_FILE).exists():
-            config = config_lib.recommended()
-            config.seed, config.data.cache_dir = _SEED.value, str(workdir / "cache")
-            print(f"training {domain} (recommended, seed {_SEED.value}) into {workdir}", flush=True)
-            selection.train_domain(_IPC_ROOT.value, domain, workdir, config)
-        return str(workdir / selection.RUN_DIR)
-    if not (workdir / CONFIG_FILE).exists():
+        root, name, config = _IPC_ROOT.value, "recommended", config_lib.recommended()
+        config.data.cache_dir = str(workdir / "cache")
+    else:
         path = pathlib.Path(_CONFIG.value.format(domain=domain))
         if not path.is_file():
             raise InputError("--config", f"{path}: no such config file")
-        config = sweep.load_config(path, _PDDL_ROOT.value)
-        config.seed = _SEED.value
-        print(f"training {domain} ({path}, seed {_SEED.value}) into {workdir}", flush=True)
-        pipeline.train_from_config(config, workdir)
-    return str(workdir)
+        root, name, config = _PDDL_ROOT.value, str(path), sweep.load_config(path, _PDDL_ROOT.value)
+    config.seed = _SEED.value
+    selects = "selection" in config
+    run, other = (workdir / selection.RUN_DIR, workdir) if selects else (workdir, workdir / selection.RUN_DIR)
+    if (other / CONFIG_FILE).exists():
+        raise InputError("--workdir", f"{workdir} holds a run trained {'without' if selects else 'with'} selection")
+    if not (run / CONFIG_FILE).exists():
+        print(f"training {domain} ({name}, seed {_SEED.value}) into {workdir}", flush=True)
+        if selects:
+            selection.train_domain(root, domain, workdir, config)
+        else:
+            pipeline.train_from_config(config, workdir)
+    return str(run)
 
 
 def peak_resident_bytes() -> int:
