@@ -21,7 +21,8 @@ def selection() -> ml_collections.ConfigDict:
     `config.recommended()`: a config without this section trains as it is."""
     section = ml_collections.ConfigDict()
     section.steps = (  # in order
-        "cost_to_go_features,goal_paths,aggregation,value_weight,path_weight,unclipped,dead_ends,eliminated"
+        "cost_to_go_features,goal_paths,aggregation,value_weight,path_weight,unclipped,relaxed_plan,dead_ends,"
+        "eliminated"
     )
     section.budget = 10_000  # expansions per selection problem
     return section

@@ -13,6 +13,10 @@ expansions). Every step is a part of the recommended method that won on one doma
   unclipped            cost-to-go estimates below zero kept, not read as zero: fitted on small problems,
                        the linear estimate falls below zero on larger ones well before the goal (IPC
                        Satellite, on its training problems)
+  relaxed_plan         every other expansion from a queue ordered by FF's relaxed-plan heuristic, helpful
+                       actions first (`decode.exploration`): a symbolic estimate beside the learned one,
+                       where that one credits steps no goal needs (IPC Satellite, on its training and our
+                       own larger problems)
   dead_ends            a node whose goal is out of reach with deletes ignored closed unexpanded: no plan
                        leaves it, and a learned cost-to-go need not see it (IPC Sokoban, on its training
                        problems)
@@ -20,7 +24,7 @@ expansions). Every step is a part of the recommended method that won on one doma
                        detours stay in its plan otherwise (IPC Rovers and Satellite, on their training
                        problems)
 
-The first three change what is trained (one more run each); the last five only how it decodes (the
+The first three change what is trained (one more run each); the last six only how it decodes (the
 same run, decoded again). Selection problems are larger than the ones fitted on: a training view's
 `selection` split (IPC layout, `layout.training_view`), else `validation`. The budget per selection
 problem is `selection.budget` expansions; the final run keeps the config's `decode.budget`.
@@ -90,6 +94,7 @@ MENU = (
     Step("value_weight", {"decode.value_weight": 1.0}, False),
     Step("path_weight", {"decode.path_weight": 0.2}, False),
     Step("unclipped", {"decode.clip_cost_to_go": False}, False),
+    Step("relaxed_plan", {"decode.exploration": "relaxed_plan"}, False),
     Step("dead_ends", {"decode.prune_dead_ends": True}, False),
     Step("eliminated", {"decode.action_elimination": True}, False),
 )
@@ -98,6 +103,7 @@ DECODE_FIELDS = (
     "decode.value_weight",
     "decode.path_weight",
     "decode.clip_cost_to_go",
+    "decode.exploration",
     "decode.prune_dead_ends",
     "decode.action_elimination",
 )

@@ -1,4 +1,5 @@
-"""Relaxed reachability: whether the goal can still be reached from a state when deletes are ignored.
+"""The delete relaxation: whether the goal can still be reached from a state when deletes are ignored, and
+how far it is (FF's relaxed plan).
 
 The delete relaxation over-approximates what any plan can make true: an atom that no sequence of
 operators reaches while ignoring deletes (and negative preconditions) is never reached. So a state from
@@ -11,10 +12,17 @@ The exploration counts, per operator, its positive preconditions reached so far:
 raises the counts of the operators that need it, an operator whose count is complete fires once and adds
 its effects. Each operator and atom is touched once per call, in NumPy, and the call stops as soon as every
 goal atom is reached.
+
+`relaxed_plan` runs the same exploration in layers and extracts a relaxed plan backwards from the goal
+(Hoffmann and Nebel 2001): each goal atom, and each precondition of an operator chosen, is supported once,
+by the first operator (in operator order) that fires in the layer just below the atom's own. Its length is the
+FF heuristic, a domain-independent estimate of the steps to go; its operators applicable in the state are
+the helpful ones, whose successors a search tries first.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -59,6 +67,9 @@ class RelaxedReachability:
         np.cumsum([len(found) for found in effects], out=self._adds_start[1:])
         self._goal = np.asarray([self._index[atom] for atom in sorted(task.fluent_goal)], np.int64)
         self._atoms = len(atoms)
+        self._preconditions = preconditions
+        self._achievers_start, self._achievers = _grouped(effects, len(atoms))  # per atom: operators adding it
+        self._names = [op.name for op in task.operators]
 
     def reaches_goal(self, state: Iterable[str], alive: Iterable[str] | None = None) -> bool:
         """Whether every goal atom is reached from `state` in the delete relaxation (False: a dead end).
@@ -92,3 +103,50 @@ class RelaxedReachability:
                 return False
             reached[new] = True
             ready = np.zeros(0, np.int64)
+
+    def relaxed_plan(self, state: Iterable[str]) -> tuple[float, frozenset[str]]:
+        """(FF heuristic, helpful actions' names) of `state`: the length of a relaxed plan from it to the goal
+        (inf and no actions when the goal is out of reach), and that plan's operators applicable in `state`."""
+        level = np.full(self._atoms, -1, np.int64)  # the layer each atom is first reached in
+        fired_at = np.full(len(self._needed), -1, np.int64)  # the layer each operator first fires in
+        new = np.unique(np.fromiter((self._index[atom] for atom in state if atom in self._index), np.int64))
+        level[new] = 0
+        count = np.zeros(len(self._needed), np.int64)
+        ready, layer = self._free, 0
+        while (level[self._goal] < 0).any():
+            users = self._users[_ranges(self._users_start, new)]
+            np.add.at(count, users, 1)
+            ready = np.concatenate([ready, users[count[users] == self._needed[users]]])
+            ready = np.unique(ready[fired_at[ready] < 0])
+            fired_at[ready] = layer
+            added = self._adds[_ranges(self._adds_start, ready)]
+            new = np.unique(added[level[added] < 0])
+            if not len(new):
+                return math.inf, frozenset()
+            layer += 1
+            level[new] = layer
+            ready = np.zeros(0, np.int64)
+        return self._extract(level, fired_at)
+
+    def _extract(self, level: np.ndarray, fired_at: np.ndarray) -> tuple[float, frozenset[str]]:
+        """The backward extraction from the layered exploration: (plan length, its operators firing at layer 0).
+        Each atom needed is supported once, by an operator firing in the layer below its own; so the plan holds a
+        chain as long as the deepest goal's layer."""
+        needed: dict[int, set[int]] = {}  # layer -> atoms of it still to support
+        for atom in self._goal.tolist():
+            needed.setdefault(int(level[atom]), set()).add(atom)
+        supported = np.zeros(self._atoms, bool)
+        plan: set[int] = set()
+        for layer in range(max(needed), 0, -1):
+            for atom in sorted(needed.get(layer, ())):
+                if supported[atom]:
+                    continue
+                supported[atom] = True
+                candidates = self._achievers[self._achievers_start[atom] : self._achievers_start[atom + 1]]
+                operator = int(candidates[fired_at[candidates] == layer - 1][0])  # the first, in operator order
+                plan.add(operator)
+                for precondition in self._preconditions[operator]:
+                    if level[precondition] > 0 and not supported[precondition]:
+                        needed.setdefault(int(level[precondition]), set()).add(precondition)
+        helpful = frozenset(self._names[operator] for operator in plan if fired_at[operator] == 0)
+        return float(len(plan)), helpful

@@ -2,7 +2,7 @@
 
 With a cost-to-go and `decode.exploration`, best-first search takes every other expansion from a second
 queue, as planners alternate queues against plateaus and local minima of their heuristic. Each queue is
-one class here, made from the decoding settings and the instance's state packer, with `add(expansion,
+one class here, made from the decoding settings, the instance's state packer and its task, with `add(expansion,
 children)` (the children of one expansion that joined the open list, in operator order) and `pop()` (an
 open node, or None when it is empty); `EXPLORATIONS` names them, so a new queue is one class and one line.
 
@@ -15,12 +15,21 @@ open node, or None when it is empty); `EXPLORATIONS` names them, so a new queue 
   nearest its parent's prediction (a learned policy's preferred successors, as planners keep a queue of
   preferred operators' successors: Richter and Helmert 2009);
 - `greedy`: the open node of lowest priority without the `path_weight` term, so greedy best-first search
-  alternates with the weighted one, as planners alternate queues over one heuristic (Röger and Helmert 2010).
+  alternates with the weighted one, as planners alternate queues over one heuristic (Röger and Helmert 2010);
+- `relaxed_plan`: the open node of lowest FF heuristic (`planning/relaxed.py`), each child with its parent's
+  (deferred evaluation: one relaxed plan per expansion), the successors of the parent's helpful actions
+  first: a domain-independent heuristic beside the learned one, as LAMA alternates queues of its FF and
+  landmark heuristics (Richter and Westphal 2010). Where the learned estimate misleads, as on a plateau or
+  where it credits preparatory steps that no goal needs, the symbolic one still moves towards the goal.
+
+`reads_distances`: whether the queue reads the transition model's distances (then every expansion is
+predicted; otherwise they are computed only where they break ties of the main queue).
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -28,6 +37,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 import numpy as np
 
 from statecentric_jax.planning.packing import Key, StatePacker
+from statecentric_jax.planning.relaxed import RelaxedReachability
+from statecentric_jax.planning.tasks import Task
 from statecentric_jax.search.expander import Expansion, Node
 
 if TYPE_CHECKING:
@@ -52,7 +63,9 @@ Children = Sequence[tuple[int, OpenNode]]  # (index in the expansion, open node)
 
 
 class Exploration(Protocol):
-    def __init__(self, config: DecodeConfig, packer: StatePacker) -> None: ...
+    reads_distances: bool
+
+    def __init__(self, config: DecodeConfig, packer: StatePacker, task: Task) -> None: ...
 
     def add(self, expansion: Expansion, children: Children) -> None: ...
 
@@ -96,7 +109,9 @@ def _cost_to_go(expansion: Expansion, index: int) -> float:
 
 
 class TypeBased:
-    def __init__(self, config: DecodeConfig, packer: StatePacker):
+    reads_distances = True
+
+    def __init__(self, config: DecodeConfig, packer: StatePacker, task: Task):
         self.types = RandomOfRandomType()
 
     def add(self, expansion: Expansion, children: Children) -> None:
@@ -110,7 +125,9 @@ class TypeBased:
 class _Lowest:
     """Open nodes by a key of their own (unique: it ends with the tie), lowest first."""
 
-    def __init__(self, config: DecodeConfig, packer: StatePacker):
+    reads_distances = True  # the main queue's tie-break, in the open node
+
+    def __init__(self, config: DecodeConfig, packer: StatePacker, task: Task):
         self.config, self.packer = config, packer
         self.heap: list = []
 
@@ -126,8 +143,8 @@ class _Lowest:
 
 
 class Novelty(_Lowest):
-    def __init__(self, config: DecodeConfig, packer: StatePacker):
-        super().__init__(config, packer)
+    def __init__(self, config: DecodeConfig, packer: StatePacker, task: Task):
+        super().__init__(config, packer, task)
         self.atoms_seen: dict[int, np.ndarray] = {}  # rounded cost-to-go -> atoms of the states generated with it
 
     def key(self, expansion: Expansion, index: int, node: OpenNode) -> tuple:
@@ -162,10 +179,26 @@ class Greedy(_Lowest):
         return (value, node.tiebreak, node.tie)
 
 
+class RelaxedPlan(_Lowest):
+    reads_distances = False
+
+    def __init__(self, config: DecodeConfig, packer: StatePacker, task: Task):
+        super().__init__(config, packer, task)
+        self.relaxed = RelaxedReachability(task)
+
+    def add(self, expansion: Expansion, children: Children) -> None:
+        estimate, helpful = self.relaxed.relaxed_plan(expansion.node.state)
+        if estimate == math.inf:
+            return  # a dead end: so are its children, which the main queue still holds
+        for index, node in children:
+            heapq.heappush(self.heap, ((estimate, expansion.actions[index] not in helpful, node.tie), node))
+
+
 EXPLORATIONS: dict[str, type[Exploration] | None] = {
     "none": None,
     "type": TypeBased,
     "novelty": Novelty,
     "preferred": Preferred,
     "greedy": Greedy,
+    "relaxed_plan": RelaxedPlan,
 }

@@ -202,7 +202,7 @@ class BestFirst:
         self.open = [OpenNode(0.0, 0.0, next(self.tie), root, None, inst.root.score, None, inst.root.carry)]
         self.expanded, self.cut_by_horizon = 0, False
         exploration = EXPLORATIONS[config.exploration] if guided else None
-        self.exploration = exploration(config, self.packer) if exploration is not None else None
+        self.exploration = exploration(config, self.packer, inst.problem.task) if exploration is not None else None
         self.taken: set[int] = set()  # open nodes expanded already (from either queue)
         self.selections = 0
         self.tie_distances = inst.tie_distances  # None: every expansion comes with its distances
@@ -358,13 +358,14 @@ def lazy_model_is_asked(config: DecodeConfig, stateless: bool) -> bool:
 
 def distances_only_break_ties(config: DecodeConfig, guided: bool, stateless: bool) -> bool:
     """Whether the model's distances only break ties of equal priority (best-first on a cost-to-go with
-    value_weight 0 and no exploration queue), and the model needs no carry: then `BestFirst` asks for them
-    only where they decide."""
+    value_weight 0 and no exploration queue that reads them), and the model needs no carry: then `BestFirst`
+    asks for them only where they decide."""
+    exploration = EXPLORATIONS[config.exploration]
     return (
         config.strategy == "best_first"
         and guided
         and config.value_weight == 0
-        and EXPLORATIONS[config.exploration] is None
+        and (exploration is None or not exploration.reads_distances)
         and stateless
     )
 

@@ -73,3 +73,43 @@ def test_negative_preconditions_are_ignored_so_a_blocked_goal_still_reads_as_rea
     blocked = guarded.init | {"(blocked c)"}  # `go` needs (not (blocked c)): no plan, but relaxed the goal is in reach
     assert not has_plan(guarded, blocked)
     assert RelaxedReachability(guarded).reaches_goal(blocked)
+
+
+def plain_layers(task, state):
+    """Each atom's first layer in the plain relaxed fixpoint, one layer per round of every enabled operator."""
+    level, layer = {atom: 0 for atom in state}, 0
+    while True:
+        added = {atom for op in task.operators if op.pre <= level.keys() for atom in op.add} - level.keys()
+        if not added:
+            return level
+        layer += 1
+        level.update(dict.fromkeys(added, layer))
+
+
+@pytest.mark.parametrize("name", ["one_way", "logistics", "blocks", "guarded"])
+def test_the_relaxed_plan_reaches_the_goal_with_deletes_ignored_and_its_helpful_actions_are_its_first_steps(
+    name, request
+):
+    task = request.getfixturevalue(name)
+    relaxed = RelaxedReachability(task)
+    by_name = {op.name: op for op in task.operators}
+    for state in sorted(reachable_states(task), key=sorted):
+        estimate, helpful = relaxed.relaxed_plan(state)
+        level = plain_layers(task, state)
+        if not task.fluent_goal <= level.keys():
+            assert (estimate, helpful) == (float("inf"), frozenset())
+            continue
+        hmax = max((level[atom] for atom in task.fluent_goal), default=0)
+        assert hmax <= estimate <= len(task.operators)
+        assert (estimate == 0) == task.goal_reached(state)
+        assert all(by_name[action].pre <= state for action in helpful)
+        if estimate:
+            assert helpful  # a relaxed plan starts with an operator applicable in the state
+
+
+def test_the_relaxed_plan_of_one_way_roads_counts_the_drives_to_the_goal(one_way):
+    relaxed = RelaxedReachability(one_way)
+    estimates = {next(iter(s)): relaxed.relaxed_plan(s)[0] for s in reachable_states(one_way)}
+    assert estimates["(at goal)"] == 0
+    assert all(estimates[place] == float("inf") for place in ("(at c)", "(at d)", "(at e)"))
+    assert 0 < estimates["(at x)"] < estimates["(at a)"] < float("inf")

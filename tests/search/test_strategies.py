@@ -15,6 +15,7 @@ from statecentric_jax.embedding.encoders import fit_encoder
 from statecentric_jax.errors import InputError
 from statecentric_jax.planning import packing
 from statecentric_jax.planning.plans import simulate
+from statecentric_jax.planning.relaxed import RelaxedReachability
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.search import expander, open_lists, scoring
@@ -134,7 +135,8 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
     and the nodes it expanded.
     With novelty exploration, every other node comes from a second heap ordered by (width, priority);
     with preferred exploration, from a heap by priority of the children nearest their parent's prediction;
-    with greedy exploration, from a heap by priority without the path term."""
+    with greedy exploration, from a heap by priority without the path term;
+    with relaxed_plan exploration, from a heap by the parent's FF heuristic, its helpful actions' children first."""
     generator, goal = SuccessorGenerator(task), encoder.embed_goals([task])[0]
     closed, tie, expanded, done = {task.init}, itertools.count(), 0, set()
     atoms_seen = collections.defaultdict(set)  # rounded cost-to-go -> atoms of the states generated with it
@@ -152,6 +154,8 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
         target, child_carry = model.predict_next(embedding[None], goal[None], carry)
         children = [(op.name, s) for op, s in generator.successors(state) if s not in closed]
         expanded += 1
+        if config.exploration == "relaxed_plan":
+            estimate, helpful = RelaxedReachability(task).relaxed_plan(state)
         if children:
             embeddings = encoder.embed([(task, s) for _, s in children], [state] * len(children))
             distances = scoring.distances(np.repeat(target, len(children), 0), embeddings, config.metric)
@@ -179,6 +183,8 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
                 heapq.heappush(second, ((*priority, node[0]), *node))
             if cost_to_go is not None and config.exploration == "greedy":
                 heapq.heappush(second, ((float(values[i]) + config.value_weight * distance, distance, node[0]), *node))
+            if cost_to_go is not None and config.exploration == "relaxed_plan" and estimate != float("inf"):
+                heapq.heappush(second, ((estimate, action not in helpful, node[0]), *node))
         if expanded >= config.budget:
             return None, expanded
 
@@ -240,6 +246,8 @@ class CountingModel(ShiftModel):
                 "cost-to-go + novelty exploration",
                 "cost-to-go + preferred exploration",
                 "cost-to-go + path + greedy exploration",
+                "cost-to-go + relaxed_plan exploration",
+                "rounded cost-to-go + path + relaxed_plan exploration",
             )
         ),
         ("rounded cost-to-go + path", "numbered"),
@@ -503,7 +511,10 @@ def test_best_first_exhausts_a_finite_space_into_a_dead_end(tmp_path):
         (dict(beam_width=0), "beam_width=0"),
         (dict(max_in_flight=0), "max_in_flight=0"),
         (dict(priority="random"), "unknown best-first priority"),
-        (dict(exploration="epsilon"), "exploration 'epsilon' \\(use none, type, novelty, preferred, greedy\\)"),
+        (
+            dict(exploration="epsilon"),
+            "exploration 'epsilon' \\(use none, type, novelty, preferred, greedy, relaxed_plan\\)",
+        ),
         (dict(exploration="greedy"), "exploration 'greedy' drops the path term: it needs decode.path_weight > 0"),
         (dict(metric="manhattan"), "unknown decoding metric"),
     ],
