@@ -15,8 +15,8 @@ expansions). Every step is a part of the recommended method that won on one doma
                        Satellite, on its training problems)
   relaxed_plan         every other expansion from a queue ordered by FF's relaxed-plan heuristic, helpful
                        actions first (`decode.exploration`): a symbolic estimate beside the learned one,
-                       where that one credits steps no goal needs (IPC Satellite, on its training and our
-                       own larger problems)
+                       where that one credits steps no goal needs (IPC Satellite, on its training problems
+                       and our own larger ones)
   dead_ends            a node whose goal is out of reach with deletes ignored closed unexpanded: no plan
                        leaves it, and a learned cost-to-go need not see it (IPC Sokoban, on its training
                        problems)

@@ -114,6 +114,29 @@ def test_a_step_added_to_the_menu_trains_nothing_again_and_elimination_shortens(
     assert ensemble.load_run(run).config.decode.action_elimination == (eliminated["plan_steps"] < kept["plan_steps"])
 
 
+def test_the_relaxed_plan_step_decodes_again_and_its_queue_is_in_the_run_where_it_scores_higher(
+    selected, tmp_path, monkeypatch
+):
+    root, workdir, _, _, config = selected
+    again = tmp_path / "work"
+    shutil.copytree(workdir, again)
+    config = config.copy_and_resolve_references()
+    config.selection.steps += ",relaxed_plan"
+    monkeypatch.setattr(selection.pipeline, "train_from_config", lambda *a, **k: pytest.fail("trained again"))
+    run = selection.train_domain(root, "blocks", again, config)
+    record, before = (json.loads((w / selection.SELECTION_FILE).read_text()) for w in (again, workdir))
+    tried = record["tried"][-1]
+    assert tried["step"] == "relaxed_plan" and tried["settings"]["decode.exploration"] == "relaxed_plan"
+    kept = next(t for t in before["tried"] if t["settings"] == before["chosen"])
+    better = (tried["solved"], -tried["plan_steps"], -tried["expansions"]) > (
+        kept["solved"],
+        -kept["plan_steps"],
+        -kept["expansions"],
+    )
+    assert ensemble.load_run(run).config.decode.exploration == ("relaxed_plan" if better else "none")
+    assert (record["chosen"] == tried["settings"]) == better
+
+
 def test_unknown_step_or_missing_domain_is_one_line(tmp_path):
     config = config_lib.recommended()
     with pytest.raises(InputError, match="data.domain is empty"):
