@@ -68,7 +68,8 @@ class RelaxedReachability:
         self._goal = np.asarray([self._index[atom] for atom in sorted(task.fluent_goal)], np.int64)
         self._atoms = len(atoms)
         self._preconditions = preconditions
-        self._achievers_start, self._achievers = _grouped(effects, len(atoms))  # per atom: operators adding it
+        starts, achievers = _grouped(effects, len(atoms))  # per atom: the operators adding it, in operator order
+        self._achiever_lists = [achievers[starts[a] : starts[a + 1]].tolist() for a in range(len(atoms))]
         self._names = [op.name for op in task.operators]
 
     def reaches_goal(self, state: Iterable[str], alive: Iterable[str] | None = None) -> bool:
@@ -131,22 +132,22 @@ class RelaxedReachability:
     def _extract(self, level: np.ndarray, fired_at: np.ndarray) -> tuple[float, frozenset[str]]:
         """The backward extraction from the layered exploration: (plan length, its operators firing at layer 0).
         Each atom needed is supported once, by an operator firing in the layer below its own; so the plan holds a
-        chain as long as the deepest goal's layer."""
+        chain as long as the deepest goal's layer. (Python lists: a plan touches few atoms, each once.)"""
+        levels, fired = level.tolist(), fired_at.tolist()
         needed: dict[int, set[int]] = {}  # layer -> atoms of it still to support
         for atom in self._goal.tolist():
-            needed.setdefault(int(level[atom]), set()).add(atom)
-        supported = np.zeros(self._atoms, bool)
+            needed.setdefault(levels[atom], set()).add(atom)
+        supported: set[int] = set()
         plan: set[int] = set()
         for layer in range(max(needed), 0, -1):
             for atom in sorted(needed.get(layer, ())):
-                if supported[atom]:
+                if atom in supported:
                     continue
-                supported[atom] = True
-                candidates = self._achievers[self._achievers_start[atom] : self._achievers_start[atom + 1]]
-                operator = int(candidates[fired_at[candidates] == layer - 1][0])  # the first, in operator order
+                supported.add(atom)
+                operator = next(op for op in self._achiever_lists[atom] if fired[op] == layer - 1)  # operator order
                 plan.add(operator)
                 for precondition in self._preconditions[operator]:
-                    if level[precondition] > 0 and not supported[precondition]:
-                        needed.setdefault(int(level[precondition]), set()).add(precondition)
-        helpful = frozenset(self._names[operator] for operator in plan if fired_at[operator] == 0)
+                    if levels[precondition] > 0 and precondition not in supported:
+                        needed.setdefault(levels[precondition], set()).add(precondition)
+        helpful = frozenset(self._names[operator] for operator in plan if fired[operator] == 0)
         return float(len(plan)), helpful
