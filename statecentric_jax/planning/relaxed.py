@@ -22,8 +22,9 @@ the helpful ones, whose successors a search tries first.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -68,9 +69,41 @@ class RelaxedReachability:
         self._goal = np.asarray([self._index[atom] for atom in sorted(task.fluent_goal)], np.int64)
         self._atoms = len(atoms)
         self._preconditions = preconditions
-        starts, achievers = _grouped(effects, len(atoms))  # per atom: the operators adding it, in operator order
-        self._achiever_lists = [achievers[starts[a] : starts[a + 1]].tolist() for a in range(len(atoms))]
+        self._effects = effects
         self._names = [op.name for op in task.operators]
+
+    @functools.cached_property
+    def _achievers(self) -> list[list[int]]:
+        """Per atom, the operators adding it, in operator order (built once, where relaxed plans are asked for)."""
+        starts, achievers = _grouped(self._effects, self._atoms)
+        return [achievers[starts[a] : starts[a + 1]].tolist() for a in range(self._atoms)]
+
+    def _layers(self, start: np.ndarray, reached: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The exploration from the atoms `start`, one layer at a time: the operators that first fire in it and
+        the atoms they first reach (marked in `reached`); it ends with a layer that reaches nothing new."""
+        count = np.zeros(len(self._needed), np.int64)
+        fired = np.zeros(len(self._needed), bool)
+        new, ready = start, self._free
+        while True:
+            users = self._users[_ranges(self._users_start, new)]
+            np.add.at(count, users, 1)
+            ready = np.concatenate([ready, users[count[users] == self._needed[users]]])
+            ready = np.unique(ready[~fired[ready]])
+            fired[ready] = True
+            added = self._adds[_ranges(self._adds_start, ready)]
+            new = np.unique(added[~reached[added]])
+            reached[new] = True
+            yield ready, new
+            if not len(new):
+                return
+            ready = np.zeros(0, np.int64)
+
+    def _start(self, state: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The state's atom numbers (a state holds each atom once), and the atoms reached so far: those."""
+        start = np.fromiter((self._index[atom] for atom in state if atom in self._index), np.int64)
+        reached = np.zeros(self._atoms, bool)
+        reached[start] = True
+        return start, reached
 
     def reaches_goal(self, state: Iterable[str], alive: Iterable[str] | None = None) -> bool:
         """Whether every goal atom is reached from `state` in the delete relaxation (False: a dead end).
@@ -79,54 +112,32 @@ class RelaxedReachability:
         of it that `state` lacks is reached, all of `alive`'s relaxed reach is, so the goal is: the answer is the
         same, and the exploration mostly stops after a few layers instead of reaching the goal (at once where
         `state` lost none of them)."""
-        index = self._index
-        reached = np.zeros(self._atoms, bool)
-        new = np.fromiter((index[atom] for atom in state if atom in index), np.int64)
-        reached[new] = True
-        lost = np.fromiter((index[atom] for atom in alive or () if atom in index), np.int64)
+        start, reached = self._start(state)
+        lost = np.fromiter((self._index[atom] for atom in alive or () if atom in self._index), np.int64)
         lost = lost[~reached[lost]]
         if alive is not None and not len(lost):
             return True
-        count = np.zeros(len(self._needed), np.int64)
-        fired = np.zeros(len(self._needed), bool)
-        ready = self._free
-        while True:
-            if reached[self._goal].all() or (len(lost) and reached[lost].all()):
-                return True
-            users = self._users[_ranges(self._users_start, new)]
-            np.add.at(count, users, 1)
-            ready = np.concatenate([ready, users[count[users] == self._needed[users]]])
-            ready = np.unique(ready[~fired[ready]])
-            fired[ready] = True
-            added = self._adds[_ranges(self._adds_start, ready)]
-            new = np.unique(added[~reached[added]])
-            if not len(new):
-                return False
-            reached[new] = True
-            ready = np.zeros(0, np.int64)
+
+        def done() -> bool:
+            return bool(reached[self._goal].all() or (len(lost) and reached[lost].all()))
+
+        return done() or any(done() for _ in self._layers(start, reached))
 
     def relaxed_plan(self, state: Iterable[str]) -> tuple[float, frozenset[str]]:
         """(FF heuristic, helpful actions' names) of `state`: the length of a relaxed plan from it to the goal
         (inf and no actions when the goal is out of reach), and that plan's operators applicable in `state`."""
+        start, reached = self._start(state)
         level = np.full(self._atoms, -1, np.int64)  # the layer each atom is first reached in
         fired_at = np.full(len(self._needed), -1, np.int64)  # the layer each operator first fires in
-        new = np.unique(np.fromiter((self._index[atom] for atom in state if atom in self._index), np.int64))
-        level[new] = 0
-        count = np.zeros(len(self._needed), np.int64)
-        ready, layer = self._free, 0
-        while (level[self._goal] < 0).any():
-            users = self._users[_ranges(self._users_start, new)]
-            np.add.at(count, users, 1)
-            ready = np.concatenate([ready, users[count[users] == self._needed[users]]])
-            ready = np.unique(ready[fired_at[ready] < 0])
-            fired_at[ready] = layer
-            added = self._adds[_ranges(self._adds_start, ready)]
-            new = np.unique(added[level[added] < 0])
-            if not len(new):
-                return math.inf, frozenset()
-            layer += 1
-            level[new] = layer
-            ready = np.zeros(0, np.int64)
+        level[start] = 0
+        if not reached[self._goal].all():
+            for layer, (ready, new) in enumerate(self._layers(start, reached)):
+                fired_at[ready] = layer
+                if not len(new):
+                    return math.inf, frozenset()
+                level[new] = layer + 1
+                if reached[self._goal].all():
+                    break
         return self._extract(level, fired_at)
 
     def _extract(self, level: np.ndarray, fired_at: np.ndarray) -> tuple[float, frozenset[str]]:
@@ -139,12 +150,12 @@ class RelaxedReachability:
             needed.setdefault(levels[atom], set()).add(atom)
         supported: set[int] = set()
         plan: set[int] = set()
-        for layer in range(max(needed), 0, -1):
+        for layer in range(max(needed, default=0), 0, -1):
             for atom in sorted(needed.get(layer, ())):
                 if atom in supported:
                     continue
                 supported.add(atom)
-                operator = next(op for op in self._achiever_lists[atom] if fired[op] == layer - 1)  # operator order
+                operator = next(op for op in self._achievers[atom] if fired[op] == layer - 1)  # operator order
                 plan.add(operator)
                 for precondition in self._preconditions[operator]:
                     if levels[precondition] > 0 and precondition not in supported:
