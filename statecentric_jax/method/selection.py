@@ -26,8 +26,10 @@ expansions). Every step is a part of the recommended method that won on one doma
 
 The first three change what is trained (one more run each); the last six only how it decodes (the
 same run, decoded again). Selection problems are larger than the ones fitted on: a training view's
-`selection` split (IPC layout, `layout.training_view`), else `validation`. The budget per selection
-problem is `selection.budget` expansions; the final run keeps the config's `decode.budget`.
+`selection` split (IPC layout, `layout.training_view`), else `validation`. Where no candidate solves a
+single one of them, the scores tie and tell nothing: the menu is then tried again
+on `validation`, the smaller training problems whose expert plans the fit is validated on. The budget
+per selection problem is `selection.budget` expansions; the final run keeps the config's `decode.budget`.
 
 On disk, below the domain's workdir:
 
@@ -35,7 +37,8 @@ On disk, below the domain's workdir:
                                    its decodings in eval/selection-<decode label>/, the
                                    problems dealt into `data.jobs` processes (0: one per core),
                                    each in its shards/<k>-of-<n>/ there
-  selection.json                   the menu, every tried candidate's score, the chosen settings, seconds
+  selection.json                   the menu, every tried candidate's score and split, the chosen settings,
+                                   seconds
   run/                             the chosen candidate's run with the chosen settings in its config.json,
                                    and a copy of selection.json: what planning loads
 """
@@ -65,6 +68,7 @@ from statecentric_jax.problems import layout, plan_generation
 SELECTION_FILE = "selection.json"
 RUN_DIR = "run"
 SELECTION_DIR = "selection"
+FALLBACK_SPLIT = "validation"  # the smaller training problems: selected on where no larger one is solved
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,25 +172,23 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
     config = pipeline.resolved(config)
     config_lib.check(config)
     steps = menu_steps(config)
-    split = selection_split(config)
     training_fields = {k for step in steps if step.trains for k in step.settings}
-    processes = min(config.data.jobs or os.cpu_count() or 1, len(_problem_names(config, split)))
-
-    chosen: dict[str, Any] = {}
     tried: list[dict] = []
 
-    def evaluate(settings: dict[str, Any], step: str) -> tuple[int, int, int]:
+    def evaluate(settings: dict[str, Any], step: str, split: str) -> tuple[int, int, int]:
         trained = _with(config, {k: v for k, v in settings.items() if k not in DECODE_FIELDS})
         run_dir = workdir / SELECTION_DIR / _label(settings, training_fields)
         _train(trained, run_dir)
         out = run_dir / "eval" / f"{split}-{_label(settings, DECODE_FIELDS)}"
         overrides = {k.split(".")[1]: v for k, v in settings.items() if k in DECODE_FIELDS}
+        processes = min(config.data.jobs or os.cpu_count() or 1, len(_problem_names(config, split)))
         _decode(run_dir, split, out, processes, budget=config.selection.budget, **overrides)
         results = json.loads((out / "results.json").read_text(encoding="utf-8"))
         score = _score(results)
         tried.append(
             {
                 "step": step,
+                "split": split,
                 "settings": dict(settings),
                 "solved": score[0],
                 "plan_steps": -score[1],
@@ -194,15 +196,26 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
                 "problems": {r["problem"]: r["solved"] for r in results},
             }
         )
-        logging.info("selection: %s %s -> solved %d/%d", step, settings, score[0], len(results))
+        logging.info("selection: %s %s on %s -> solved %d/%d", step, settings, split, score[0], len(results))
         return score
 
-    best = evaluate(chosen, "start")
-    for step in steps:
-        candidate = {**chosen, **step.settings}
-        score = evaluate(candidate, step.name)
-        if score > best:
-            chosen, best = candidate, score
+    def greedy(split: str) -> dict[str, Any]:
+        """The menu's steps tried in order on `split`, each kept when it scores higher; the settings kept."""
+        chosen: dict[str, Any] = {}
+        best = evaluate(chosen, "start", split)
+        for step in steps:
+            candidate = {**chosen, **step.settings}
+            score = evaluate(candidate, step.name, split)
+            if score > best:
+                chosen, best = candidate, score
+        return chosen
+
+    split = selection_split(config)
+    chosen = greedy(split)
+    if split != FALLBACK_SPLIT and not any(t["solved"] for t in tried) and _problem_names(config, FALLBACK_SPLIT):
+        print(f"selection for {config.data.domain}: no candidate solves a {split} problem; again on {FALLBACK_SPLIT}")
+        split = FALLBACK_SPLIT
+        chosen = greedy(split)
 
     final = _with(config, chosen)
     source = workdir / SELECTION_DIR / _label(chosen, training_fields)

@@ -49,6 +49,20 @@ def selected(tmp_path_factory):
     return root, tmp / "work", run, opened, config
 
 
+def _score(tried: dict) -> tuple[int, int, int]:
+    return tried["solved"], -tried["plan_steps"], -tried["expansions"]
+
+
+def _greedy_choice(tried: list[dict]) -> dict:
+    """The candidate greedy selection keeps: each one kept when it scores higher than what was kept before."""
+    kept = tried[0]
+    for candidate in tried[1:]:
+        assert set(kept["settings"].items()) <= set(candidate["settings"].items())
+        if _score(candidate) > _score(kept):
+            kept = candidate
+    return kept
+
+
 def test_selection_reads_training_problems_only(selected):
     root, _, _, opened, _ = selected
     resolved = {str(pathlib.Path(p).resolve()) for p in opened}
@@ -64,16 +78,8 @@ def test_selection_writes_what_it_tried_and_chose(selected, capsys):
     assert record["fitted_on"] == {"train": ["p01", "p02", "p03", "p04"], "validation": ["p05", "p06"]}
     assert record["left_out_without_expert_plan"] == {"train": [], "validation": []}
     assert [t["step"] for t in record["tried"]] == ["start", "goal_paths", "value_weight"]
-    kept = record["tried"][0]  # greedy: a step is kept when it scores higher than what was kept before
-    for tried in record["tried"][1:]:
-        assert set(kept["settings"].items()) <= set(tried["settings"].items())
-        if (tried["solved"], -tried["plan_steps"], -tried["expansions"]) > (
-            kept["solved"],
-            -kept["plan_steps"],
-            -kept["expansions"],
-        ):
-            kept = tried
-    assert record["chosen"] == kept["settings"]
+    assert {t["split"] for t in record["tried"]} == {"selection"}  # solved there: no second pass
+    assert record["chosen"] == _greedy_choice(record["tried"])["settings"]
     loaded = ensemble.load_run(run)
     assert loaded.config.model.kind == "ridge" and loaded.config.data.domain == "blocks"
     assert loaded.config.value.goal_paths == record["chosen"].get("value.goal_paths", 0)
@@ -128,13 +134,39 @@ def test_the_relaxed_plan_step_decodes_again_and_its_queue_is_in_the_run_where_i
     tried = record["tried"][-1]
     assert tried["step"] == "relaxed_plan" and tried["settings"]["decode.exploration"] == "relaxed_plan"
     kept = next(t for t in before["tried"] if t["settings"] == before["chosen"])
-    better = (tried["solved"], -tried["plan_steps"], -tried["expansions"]) > (
-        kept["solved"],
-        -kept["plan_steps"],
-        -kept["expansions"],
-    )
+    better = _score(tried) > _score(kept)
     assert ensemble.load_run(run).config.decode.exploration == ("relaxed_plan" if better else "none")
     assert (record["chosen"] == tried["settings"]) == better
+
+
+def test_where_no_candidate_solves_a_selection_problem_the_menu_is_tried_again_on_validation(
+    selected, tmp_path, monkeypatch
+):
+    root, workdir, _, _, config = selected
+    again = tmp_path / "work"
+    shutil.copytree(workdir, again)
+    decode = selection._decode
+
+    def out_of_reach(run_dir, split, out, processes, **decoding):  # one expansion solves no selection problem
+        decode(run_dir, split, out, processes, **{**decoding, "budget": 1 if split == "selection" else 500})
+
+    monkeypatch.setattr(selection, "_decode", out_of_reach)
+    monkeypatch.setattr(selection.pipeline, "train_from_config", lambda *a, **k: pytest.fail("trained again"))
+    run = selection.train_domain(root, "blocks", again, config)
+    record = json.loads((again / selection.SELECTION_FILE).read_text())
+    first, second = record["tried"][:3], record["tried"][3:]
+    assert [t["split"] for t in first] == ["selection"] * 3 and not any(t["solved"] for t in first)
+    assert [t["split"] for t in second] == ["validation"] * 3 and [t["step"] for t in second] == [
+        "start",
+        "goal_paths",
+        "value_weight",
+    ]
+    assert record["selection_split"] == "validation"
+    assert record["selection_problems"] == ["p05.pddl", "p06.pddl"]
+    assert second[0]["solved"] > 0  # the smaller problems tell the candidates apart again
+    kept = _greedy_choice(second)
+    assert record["chosen"] == kept["settings"]
+    assert ensemble.load_run(run).config.value.goal_paths == kept["settings"].get("value.goal_paths", 0)
 
 
 def test_unknown_step_or_missing_domain_is_one_line(tmp_path):
