@@ -177,6 +177,12 @@ def define_decode_flags() -> Callable[[], dict[str, Any]]:
             "Best-first: close the nodes from which the goal is unreachable even with deletes ignored (default: the"
             " run's).",
         ),
+        flags.DEFINE_bool(
+            "estimate_helpful_only",
+            None,
+            "Best-first with the relaxed_plan queue: estimate only the children of helpful actions; the others wait"
+            " in that queue alone (default: the run's).",
+        ),
         flags.DEFINE_float(
             "time_limit", None, "Seconds per problem; past it the outcome is timeout; 0: none.", lower_bound=0
         ),

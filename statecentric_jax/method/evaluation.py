@@ -148,6 +148,9 @@ def _decisive_bytes(path: pathlib.Path) -> bytes:
         return path.read_bytes()  # load_run refuses it with one line
     config.pop("seed", None)
     config.pop("selection", None)
+    decode = config.get("decode")
+    if isinstance(decode, dict) and decode.get("estimate_helpful_only") is False:
+        del decode["estimate_helpful_only"]  # added after runs were stored: at its default their records keep their key
     return json.dumps(config, sort_keys=True).encode()
 
 
@@ -339,6 +342,7 @@ def _evaluate_locked(
         "goal_agenda": settings.goal_agenda,
         "action_elimination": settings.action_elimination,
         "prune_dead_ends": settings.prune_dead_ends,
+        "estimate_helpful_only": settings.estimate_helpful_only,
         "fingerprint": run,
     }
     write_text(progress_file, "".join(json.dumps(r) + "\n" for r in ordered))  # only the current records

@@ -16,7 +16,10 @@ expansions). Every step is a part of the recommended method that won on one doma
   relaxed_plan         every other expansion from a queue ordered by FF's relaxed-plan heuristic, helpful
                        actions first (`decode.exploration`): a symbolic estimate beside the learned one,
                        where that one credits steps no goal needs (IPC Satellite, on its training problems
-                       and our own larger ones)
+                       and our own larger ones); only the children of helpful actions are estimated and
+                       join the learned queue (`decode.estimate_helpful_only`): where a state has thousands
+                       of successors, estimating each costs more than all else (our own larger Satellite
+                       and Rovers problems)
   dead_ends            a node whose goal is out of reach with deletes ignored closed unexpanded: no plan
                        leaves it, and a learned cost-to-go need not see it (IPC Sokoban, on its training
                        problems)
@@ -98,7 +101,7 @@ MENU = (
     Step("value_weight", {"decode.value_weight": 1.0}, False),
     Step("path_weight", {"decode.path_weight": 0.2}, False),
     Step("unclipped", {"decode.clip_cost_to_go": False}, False),
-    Step("relaxed_plan", {"decode.exploration": "relaxed_plan"}, False),
+    Step("relaxed_plan", {"decode.exploration": "relaxed_plan", "decode.estimate_helpful_only": True}, False),
     Step("dead_ends", {"decode.prune_dead_ends": True}, False),
     Step("eliminated", {"decode.action_elimination": True}, False),
 )
@@ -110,6 +113,7 @@ DECODE_FIELDS = (
     "decode.exploration",
     "decode.prune_dead_ends",
     "decode.action_elimination",
+    "decode.estimate_helpful_only",
 )
 
 

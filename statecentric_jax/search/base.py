@@ -43,6 +43,7 @@ class DecodeConfig:
     goal_agenda: int = 0  # decode in stages, each with this many more goals (search/agenda.py); 0: the whole goal
     action_elimination: bool = False  # drop the steps a solved plan does not need (planning/elimination.py)
     prune_dead_ends: bool = False  # best-first: close a node the relaxed goal test rejects (planning/relaxed.py)
+    estimate_helpful_only: bool = False  # best-first with relaxed_plan: only helpful actions' children are estimated
     time_limit: float = 0.0  # seconds per problem, checked between and within expansions (outcome "timeout"); 0: none
     memory_limit_mb: int = 0  # the process's resident memory (outcome "memory", search/limits.py); 0: none
 
@@ -79,6 +80,12 @@ class DecodeConfig:
                 f"decode.prune_dead_ends closes nodes of best-first search, not of '{self.strategy}':"
                 " use decode.strategy=best_first or lazy_best_first",
             )
+        if self.estimate_helpful_only and (self.strategy != "best_first" or self.exploration != "relaxed_plan"):
+            raise InputError(
+                None,
+                "decode.estimate_helpful_only leaves the other children to the relaxed-plan queue of best-first"
+                " search: it needs decode.strategy=best_first and decode.exploration=relaxed_plan",
+            )
 
     def identity(self) -> dict[str, Any]:
         """The settings that decide a problem's result (for result caches): the resource limits only where
@@ -90,8 +97,9 @@ class DecodeConfig:
                 del settings[limit]
         if settings["clip_cost_to_go"]:  # as before the setting existed
             del settings["clip_cost_to_go"]
-        if not settings["prune_dead_ends"]:  # likewise
-            del settings["prune_dead_ends"]
+        for added in ("prune_dead_ends", "estimate_helpful_only"):  # likewise
+            if not settings[added]:
+                del settings[added]
         if "time_limit" not in settings:
             del settings["max_in_flight"]
         return settings

@@ -22,6 +22,7 @@ SETTINGS = (
     "goal_agenda",
     "action_elimination",
     "prune_dead_ends",
+    "estimate_helpful_only",
 )
 
 
@@ -30,7 +31,9 @@ def decode() -> ml_collections.ConfigDict:
     strategies but beam); priority, value_weight, path_weight, exploration, clip_cost_to_go: best-first's
     order; goal_agenda: decode in stages with this many more goals each (search/agenda.py), 0: off;
     action_elimination: drop the steps a plan does not need (planning/elimination.py); prune_dead_ends: best-first
-    closes the nodes from which the goal is unreachable even with deletes ignored (planning/relaxed.py)."""
+    closes the nodes from which the goal is unreachable even with deletes ignored (planning/relaxed.py);
+    estimate_helpful_only: best-first with the relaxed-plan queue estimates only the children of the expanded
+    node's helpful actions; the others wait in that queue alone (search/open_lists.py)."""
     defaults = DecodeConfig()
     section = ml_collections.ConfigDict()
     for name in SETTINGS:

@@ -109,15 +109,18 @@ def decode(
                 if (started := next_stage(i, Agenda(tasks[i], config.goal_agenda))) is not None:
                     active.append(started)
             t0 = time.perf_counter()
-            requests, owner = [], []
+            requests, owner, estimated = [], [], []
             for k, (inst, strategy, _) in enumerate(active):
-                for node, skip in strategy.select():
+                for node, skip, helpful in strategy.select():
                     requests.append((inst.problem, node, skip))
+                    estimated.append(helpful)
                     owner.append(k)
             stats.add("strategy", time.perf_counter() - t0)
             ended: dict[Problem, Outcome] = {}  # within the expansion: `over_limits`
             over_limits = functools.partial(_over_limits, limits, active, ended)
-            expansions = expander.expand(requests, predict=predict, defer=deferred, interrupt=over_limits)
+            expansions = expander.expand(
+                requests, predict=predict, defer=deferred, interrupt=over_limits, estimated=estimated
+            )
             t0 = time.perf_counter()
             grouped: list[list] = [[] for _ in active]
             for k, expansion in zip(owner, expansions):

@@ -245,6 +245,7 @@ class Expander:
         predict: bool = True,
         defer: bool = False,
         interrupt: Interrupt | None = None,
+        estimated: Sequence[Container[str] | None] | None = None,
     ) -> list[Expansion | None]:
         """Expand each (problem, node, states to skip) request; one Expansion per request, in order.
         `predict=False` (a stateless model whose distances only break ties: `tie_distances`): no model call.
@@ -252,7 +253,8 @@ class Expander:
         cost-to-go of the node expanded, estimated now (`own_values`); they are embedded only for the model.
         `interrupt` is asked after every `CHUNK_STATES` new states, also within one node's successors, and between
         chunks; the requests of the problems it ends get None, and their remaining states are neither built nor
-        embedded."""
+        embedded. `estimated`, per request: the actions whose children the cost-to-go estimates (None: all); the
+        others get NaN, and a state no request estimates gets no cost-to-go features."""
         if not requests:
             return []
         # 1. One model call for every node, in the model thread while 2 and 3 run here.
@@ -276,10 +278,14 @@ class Expander:
         actions: list[list[str]] = []  # per request
         children: list[list[State]] = []  # per request
         rows: list[list[int]] = []  # per request, per candidate: its row in `pairs`
+        chosen: list[list[bool]] = []  # per request, per candidate: whether it is estimated
+        restricted = estimated is not None and any(helpful is not None for helpful in estimated)
+        wanted: list[bool] = []  # per new state: whether some request estimates it (only where `restricted`)
         rows_of: dict[int, dict[State, int]] = {}
-        for problem, node, skip in requests:
+        for request, (problem, node, skip) in enumerate(requests):
+            helpful = estimated[request] if estimated is not None else None
             row_of = rows_of.setdefault(id(problem), {})
-            names, states_of, rows_of_request = [], [], []
+            names, states_of, rows_of_request, chosen_of_request = [], [], [], []
             before = successors_of.get(problem, 0)
             for op, nxt in problem.generator.each_successor(node.state, skip) if problem not in stopped else ():
                 row = row_of.get(nxt)
@@ -288,6 +294,10 @@ class Expander:
                     pairs.append((problem.task, nxt))
                     parents.append(node.state)
                     owners.append(problem)
+                    wanted.append(False)
+                estimate = helpful is None or op.name in helpful
+                wanted[row] = wanted[row] or estimate
+                chosen_of_request.append(estimate)
                 names.append(op.name)
                 states_of.append(nxt)
                 rows_of_request.append(row)
@@ -300,47 +310,69 @@ class Expander:
             actions.append(names)
             children.append(states_of)
             rows.append(rows_of_request)
+            chosen.append(chosen_of_request)
             successors_of[problem] = before + len(states_of)
         self.stats.add("successors", time.perf_counter() - t0)
 
         # 3. The embeddings of all new states of all nodes, a chunk at a time; none where only the model would
         # read them and it is not called (a cost-to-go with a φ of its own, distances only where they break
-        # ties, or deferred). 3b. The cost-to-go's features: the same embeddings, or its own embedding.
+        # ties, or deferred). 3b. The cost-to-go's features: the same embeddings, or its own embedding (of the
+        # states estimated).
         embed = predict or (not defer and (self.cost_to_go is None or self.cost_to_go.reads_model_embedding))
         own_features = self.cost_to_go is not None and not defer
+        todo = [row for row in range(len(pairs)) if wanted[row]] if restricted and not embed else range(len(pairs))
         parts: list[np.ndarray] = []
         feature_parts: list[np.ndarray] = []
         kept: list[int] = []  # the rows of `pairs` embedded, in order
-        for first, last in self._chunks(pairs) if embed or own_features else ():
-            chunk = [row for row in range(first, last) if owners[row] not in stopped] if stopped else range(first, last)
+        featured: list[int] = []  # the rows of `pairs` with the cost-to-go's own features, in order
+        for first, last in self._chunks([pairs[row] for row in todo]) if embed or own_features else ():
+            chunk = [row for row in todo[first:last] if owners[row] not in stopped]
             if chunk:
                 kept += chunk
-                chunk_pairs, chunk_parents = [pairs[row] for row in chunk], [parents[row] for row in chunk]
                 embedded_chunk = None
                 if embed:
                     t0 = time.perf_counter()
-                    embedded_chunk = np.asarray(self.encoder.embed(chunk_pairs, chunk_parents), np.float32)
+                    embedded_chunk = np.asarray(
+                        self.encoder.embed([pairs[row] for row in chunk], [parents[row] for row in chunk]), np.float32
+                    )
                     parts.append(embedded_chunk)
                     self.stats.add("embedding", time.perf_counter() - t0)
-                if self.cost_to_go is not None and own_features:
+                picks = [i for i, row in enumerate(chunk) if wanted[row]] if restricted else range(len(chunk))
+                if self.cost_to_go is not None and own_features and picks:
                     t0 = time.perf_counter()
-                    feature_parts.append(self.cost_to_go.embed(chunk_pairs, chunk_parents, embedded_chunk))
+                    own = [chunk[i] for i in picks]
+                    featured += own
+                    given = embedded_chunk if embedded_chunk is None or not restricted else embedded_chunk[picks]
+                    feature_parts.append(
+                        self.cost_to_go.embed([pairs[row] for row in own], [parents[row] for row in own], given)
+                    )
                     self.stats.add("cost_to_go", time.perf_counter() - t0)
-            if interrupt is not None and last < len(pairs):  # after the last one, the caller checks
+            if interrupt is not None and last < len(todo):  # after the last one, the caller checks
                 stopped.update(interrupt(successors_of))
         embedded = _stacked(parts, self.encoder.dim) if embed else None
-        features = _stacked(feature_parts, 0) if own_features else embedded
 
         # The requests of problems ended keep no candidate; the others' rows are numbered as embedded.
         ended = [problem in stopped for problem, _, _ in requests]
         for request in range(len(requests)) if stopped else ():
             if ended[request]:
-                actions[request], children[request], rows[request] = [], [], []
-        rows_index = np.asarray([row for rows_of_request in rows for row in rows_of_request], np.int64)
-        if stopped and (embed or own_features):
+                actions[request], children[request], rows[request], chosen[request] = [], [], [], []
+        pair_rows = np.asarray([row for rows_of_request in rows for row in rows_of_request], np.int64)
+        estimates = np.asarray([flag for chosen_of_request in chosen for flag in chosen_of_request], bool)
+
+        def numbered(done: list[int]) -> np.ndarray:
+            """Each candidate's row among the rows `done` (in that order)."""
+            if len(done) == len(pairs):
+                return pair_rows
             position = np.full(len(pairs), -1, np.int64)
-            position[kept] = np.arange(len(kept))
-            rows_index = position[rows_index]
+            position[done] = np.arange(len(done))
+            return position[pair_rows]
+
+        rows_index = numbered(kept) if embed else pair_rows
+        features: np.ndarray | None
+        if own_features:
+            features, features_index = _stacked(feature_parts, 0), numbered(featured)
+        else:
+            features, features_index = embedded, rows_index
 
         # 4. Distances (and cost-to-go estimates) of every candidate to its node's prediction, in one call.
         t0 = time.perf_counter()
@@ -360,13 +392,14 @@ class Expander:
         if defer:  # each child inherits its node's own estimate
             values = np.repeat(self.own_values([(problem, node) for problem, node, _ in requests], goals), counts)
         elif self.cost_to_go is not None:
-            values = np.zeros(0, np.float32)
-            if len(rows_index):
+            values = np.full(len(pair_rows), np.nan, np.float32)
+            if estimates.any():
                 assert features is not None  # the cost-to-go's own, or the model's embeddings it reads
-                values = np.asarray(self.cost_to_go.estimate(features[rows_index], goals[owner]), dtype=np.float32)
+                picked = features_index[estimates]
+                values[estimates] = self.cost_to_go.estimate(features[picked], goals[owner[estimates]])
             self.stats.add("cost_to_go", time.perf_counter() - t2)
         self.stats.add("expanded", len(requests) - sum(ended))
-        self.stats.add("generated", len(rows_index))
+        self.stats.add("generated", len(pair_rows))
 
         expansions: list[Expansion | None] = []
         offset = 0

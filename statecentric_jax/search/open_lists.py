@@ -21,6 +21,11 @@ open node, or None when it is empty); `EXPLORATIONS` names them, so a new queue 
   first: a domain-independent heuristic beside the learned one, as LAMA alternates queues of its FF and
   landmark heuristics (Richter and Westphal 2010). Where the learned estimate misleads, as on a plateau or
   where it credits preparatory steps that no goal needs, the symbolic one still moves towards the goal.
+  With `decode.estimate_helpful_only`, the relaxed plan is made before the expansion and only the children
+  of helpful actions are estimated and join the main queue; every child still joins this one. A learned
+  estimate costs far more than a successor where a state has thousands of them (turning each satellite to
+  every direction), and the main queue then takes only preferred successors, as Fast Downward's
+  preferred-only queues do.
 
 `reads_distances`: whether the queue reads the transition model's distances (then every expansion is
 predicted; otherwise they are computed only where they break ties of the main queue).
@@ -185,9 +190,20 @@ class RelaxedPlan(_Lowest):
     def __init__(self, config: DecodeConfig, packer: StatePacker, task: Task):
         super().__init__(config, packer, task)
         self.relaxed = RelaxedReachability(task)
+        self.planned: tuple[Node, float, frozenset[str]] | None = None  # the last node `helpful` was asked of
+
+    def helpful(self, node: Node) -> frozenset[str]:
+        """The helpful actions of a node about to be expanded (kept for its `add`); none at a dead end."""
+        estimate, helpful = self.relaxed.relaxed_plan(node.state)
+        self.planned = (node, estimate, frozenset(helpful))
+        return self.planned[2]
 
     def add(self, expansion: Expansion, children: Children) -> None:
-        estimate, helpful = self.relaxed.relaxed_plan(expansion.node.state)
+        if self.planned is not None and self.planned[0] is expansion.node:
+            _, estimate, helpful = self.planned
+        else:
+            estimate, helpful = self.relaxed.relaxed_plan(expansion.node.state)
+        self.planned = None
         if estimate == math.inf:
             return  # a dead end: so are its children, which the main queue still holds
         for index, node in children:

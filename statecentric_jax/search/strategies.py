@@ -1,7 +1,7 @@
 """Search strategies: which nodes to expand next, and when an instance is done.
 
 Every strategy is a small object per instance with `select()` (the nodes to expand this
-round, each with the states its expansion must skip) and `update(expansions)` (take the
+round, each with the states its expansion must skip: `Selected`) and `update(expansions)` (take the
 children; return (outcome, node to report) when the instance stops). The expander does
 all model, embedding and distance work, batched across instances.
 
@@ -15,8 +15,10 @@ all model, embedding and distance work, batched across instances.
   the model's predictions, or a learned cost-to-go (plus `value_weight` × distance, plus
   `path_weight` × the plan length so far, as weighted A* does; the distance breaks ties).
   With a cost-to-go and `exploration`, every other expansion comes from a second queue
-  (`search/open_lists.py`). With `prune_dead_ends`, a node taken from the open list is first tested in
-  the delete relaxation (`planning/relaxed.py`) and closed unexpanded when the goal is out of reach.
+  (`search/open_lists.py`); with the relaxed-plan one and `estimate_helpful_only`, only the children of
+  helpful actions are estimated (`Selected.estimated`), and only they join the main queue. With `prune_dead_ends`,
+  a node taken from the open list is first tested in the delete relaxation (`planning/relaxed.py`) and
+  closed unexpanded when the goal is out of reach.
 - `lazy_best_first`: `best_first` with deferred evaluation (Fast Downward's lazy search): a child joins
   the open list with the cost-to-go of the node that generated it and is estimated only when it is
   expanded, so an expansion costs one evaluation instead of one per successor. Needs a cost-to-go.
@@ -35,7 +37,7 @@ import itertools
 import math
 import operator
 from collections.abc import Container, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 
@@ -43,7 +45,7 @@ from statecentric_jax.errors import InputError
 from statecentric_jax.planning.packing import PackedStates, StatePacker
 from statecentric_jax.planning.relaxed import RelaxedReachability
 from statecentric_jax.search.expander import Expansion, Node
-from statecentric_jax.search.open_lists import EXPLORATIONS, OpenNode
+from statecentric_jax.search.open_lists import EXPLORATIONS, OpenNode, RelaxedPlan
 from statecentric_jax.search.outcome import Outcome
 
 if TYPE_CHECKING:
@@ -52,8 +54,17 @@ if TYPE_CHECKING:
 Stop = tuple[Outcome, Node | None]
 
 
+class Selected(NamedTuple):
+    """A node to expand, the states its expansion skips, and the actions whose children the cost-to-go
+    estimates (None: all; best-first with `estimate_helpful_only`: the helpful ones)."""
+
+    node: Node
+    skip: Container
+    estimated: Container[str] | None = None
+
+
 class Strategy(Protocol):
-    def select(self) -> list[tuple[Node, Container]]: ...
+    def select(self) -> list[Selected]: ...
 
     def update(self, expansions: Sequence[Expansion]) -> Stop | None: ...
 
@@ -87,8 +98,8 @@ class BeamSearch:
     def from_config(cls, inst: Instance, config: DecodeConfig, guided: bool) -> BeamSearch:
         return cls(inst, config.beam_width)
 
-    def select(self) -> list[tuple[Node, Container]]:
-        return [(node, node.visited) for node in self.beam]  # type: ignore[misc]  # beam nodes have sets
+    def select(self) -> list[Selected]:
+        return [Selected(node, node.visited) for node in self.beam]  # type: ignore[arg-type]  # beam nodes have sets
 
     def update(self, expansions: Sequence[Expansion]) -> Stop | None:
         ranked = _ranked(expansions)
@@ -166,7 +177,7 @@ class Restarts:
     def from_config(cls, inst: Instance, config: DecodeConfig, guided: bool) -> Restarts:
         return cls(inst, config.beam_width, config.budget)
 
-    def select(self) -> list[tuple[Node, Container]]:
+    def select(self) -> list[Selected]:
         return self.attempt.select()
 
     def update(self, expansions: Sequence[Expansion]) -> Stop | None:
@@ -186,8 +197,9 @@ class BestFirst:
     """Open nodes and the closed list hold packed states (`planning/packing.py`) and no embeddings, and an
     expanded node keeps none (docs/log.md, "Memory of best-first search"); a node becomes a `Node`
     again when it is expanded.
-    With an exploration queue, every open node is in both queues; a node expanded from one is
-    skipped when the other reaches it.
+    With an exploration queue, every open node is in both queues (with `estimate_helpful_only`, a child left
+    without an estimate only in the relaxed-plan one); a node expanded from one is skipped when the other
+    reaches it.
     Where the model's distance only breaks ties (`distances_only_break_ties`), expansions come without it
     and it is computed only among open nodes of equal priority, when one of them is next (`inst.tie_distances`):
     the same order, mostly without the model."""
@@ -215,16 +227,23 @@ class BestFirst:
     def from_config(cls, inst: Instance, config: DecodeConfig, guided: bool) -> BestFirst:
         return cls(inst, config, guided)
 
-    def select(self) -> list[tuple[Node, Container]]:
+    def select(self) -> list[Selected]:
         self.selections += 1
         if self.exploration is not None and self.selections % 2 == 0:
             while (picked := self.exploration.pop()) is not None:
                 if (node := self._admit(picked)) is not None:
-                    return [(node, self.closed)]
+                    return [Selected(node, self.closed, self._estimated(node))]
         while (entry := self._pop()) is not None:
             if (node := self._admit(entry)) is not None:
-                return [(node, self.closed)]
+                return [Selected(node, self.closed, self._estimated(node))]
         return []
+
+    def _estimated(self, node: Node) -> Container[str] | None:
+        """With `estimate_helpful_only`, the node's helpful actions (the relaxed-plan queue's), else None."""
+        if not self.config.estimate_helpful_only:
+            return None
+        assert isinstance(self.exploration, RelaxedPlan)  # DecodeConfig requires that queue
+        return self.exploration.helpful(node)
 
     def _pop(self) -> OpenNode | None:
         """The open node of lowest (priority, distance, tie); None when there is none."""
@@ -303,11 +322,13 @@ class BestFirst:
                     summed = float(np.float32(summed) + expansion.distances[index])
                 if self.inst.problem.task.goal_reached(state):
                     return Outcome.GOAL, expansion.child(index, summed)
-                priority = self._priority(expansion, index, summed)
+                estimated = expansion.values is None or not math.isnan(expansion.values[index])
+                priority = self._priority(expansion, index, summed) if estimated else (math.inf, 0.0)
                 entry = OpenNode(
                     *priority, next(self.tie), key, expansion.actions[index], summed, expansion.node, expansion.carry
                 )
-                heapq.heappush(self.open, entry)
+                if estimated:  # the others only in the exploration queue (`estimate_helpful_only`)
+                    heapq.heappush(self.open, entry)
                 opened.append((index, entry))
             if self.exploration is not None:
                 self.exploration.add(expansion, opened)

@@ -133,9 +133,11 @@ def test_the_relaxed_plan_step_decodes_again_and_its_queue_is_in_the_run_where_i
     record, before = (json.loads((w / selection.SELECTION_FILE).read_text()) for w in (again, workdir))
     tried = record["tried"][-1]
     assert tried["step"] == "relaxed_plan" and tried["settings"]["decode.exploration"] == "relaxed_plan"
+    assert tried["settings"]["decode.estimate_helpful_only"] is True
     kept = next(t for t in before["tried"] if t["settings"] == before["chosen"])
     better = _score(tried) > _score(kept)
-    assert ensemble.load_run(run).config.decode.exploration == ("relaxed_plan" if better else "none")
+    decode = ensemble.load_run(run).config.decode
+    assert decode.exploration == ("relaxed_plan" if better else "none") and decode.estimate_helpful_only == better
     assert (record["chosen"] == tried["settings"]) == better
 
 

@@ -21,6 +21,7 @@ from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.search import expander, open_lists, scoring
 from statecentric_jax.search.base import STRATEGIES, DecodeConfig, decode_config
 from statecentric_jax.search.decoding import decode
+from statecentric_jax.search.expander import DecodeStats
 from tests.planning.test_relaxed import reachable_states
 from tests.search.blocks import DOMAIN, PLANS, AtomEncoder, OracleModel, problem
 
@@ -136,7 +137,8 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
     With novelty exploration, every other node comes from a second heap ordered by (width, priority);
     with preferred exploration, from a heap by priority of the children nearest their parent's prediction;
     with greedy exploration, from a heap by priority without the path term;
-    with relaxed_plan exploration, from a heap by the parent's FF heuristic, its helpful actions' children first."""
+    with relaxed_plan exploration, from a heap by the parent's FF heuristic, its helpful actions' children first
+    (with estimate_helpful_only, the other children only there)."""
     generator, goal = SuccessorGenerator(task), encoder.embed_goals([task])[0]
     closed, tie, expanded, done = {task.init}, itertools.count(), 0, set()
     atoms_seen = collections.defaultdict(set)  # rounded cost-to-go -> atoms of the states generated with it
@@ -174,7 +176,8 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
             else:
                 priority = (summed if config.priority == "cumulative" else distance,)
             node = (next(tie), child, embeddings[i], [*plan, action], summed, child_carry)
-            heapq.heappush(heap, (priority, *node))
+            if not (config.estimate_helpful_only and action not in helpful):
+                heapq.heappush(heap, (priority, *node))
             if cost_to_go is not None and config.exploration == "novelty":
                 seen = atoms_seen[round(float(values[i]))]
                 heapq.heappush(second, ((1 if child - seen else 2, *priority, node[0]), *node))
@@ -248,6 +251,8 @@ class CountingModel(ShiftModel):
                 "cost-to-go + path + greedy exploration",
                 "cost-to-go + relaxed_plan exploration",
                 "rounded cost-to-go + path + relaxed_plan exploration",
+                "cost-to-go + helpful only + relaxed_plan exploration",
+                "rounded cost-to-go + path + helpful only + relaxed_plan exploration",
             )
         ),
         ("rounded cost-to-go + path", "numbered"),
@@ -271,6 +276,7 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance, 
             "value_weight": 1.0 if "distance" in guidance else 0.0,
             "path_weight": 0.5 if "path" in guidance else 0.0,
             "exploration": guidance.split(" + ")[-1].split()[0] if "exploration" in guidance else "none",
+            "estimate_helpful_only": "helpful only" in guidance,
         }
         config = dataclasses.replace(config, **weights)
     else:
@@ -337,6 +343,57 @@ def test_successors_are_not_embedded_for_a_model_that_is_not_asked(tasks, towers
         results = decode(problems, ShiftModel(encoder.dim, seed=2), encoder, config, cost_to_go=cost_to_go)
         runs[reads] = [(r.plan, r.expanded) for r in results], {g is None for g in cost_to_go.given}
     assert runs[True][0] == runs[False][0] and runs[True][1] == {False} and runs[False][1] == {True}
+
+
+class CountingOwnFeatures(OwnFeaturesCostToGo):
+    def __init__(self, dim, seed, reads_model_embedding):
+        super().__init__(dim, seed, reads_model_embedding)
+        self.rows = 0
+
+    def embed(self, pairs, parents, embeddings):
+        self.rows += len(pairs)
+        assert embeddings is None or len(embeddings) == len(pairs)
+        return super().embed(pairs, parents, embeddings)
+
+
+@pytest.mark.parametrize("reads", [True, False])
+def test_with_estimate_helpful_only_only_helpful_children_are_estimated(tasks, towers, reads):
+    """The cost-to-go's features are made only for the children of helpful actions (its own φ, or the model's
+    embeddings it reads); the plans are the plain reference's."""
+    problems = tasks + towers
+    encoder = AtomEncoder()  # the model's φ is the cost-to-go's own: the reference estimates on it
+    config = DecodeConfig(
+        strategy="best_first",
+        metric="euclidean",
+        budget=200,
+        horizon_base=12,
+        path_weight=0.5,
+        exploration="relaxed_plan",
+    )
+    rows, generated = {}, {}
+    for helpful_only in (False, True):
+        settings = dataclasses.replace(config, estimate_helpful_only=helpful_only)
+        cost_to_go = CountingOwnFeatures(encoder.dim, 3, reads)
+        model = ShiftModel(encoder.dim, seed=2)
+        stats = DecodeStats()
+        results = decode(problems, model, encoder, settings, stats=stats, cost_to_go=cost_to_go)
+        expected = [reference_best_first(t, model, encoder, settings, cost_to_go) for t in problems]
+        assert [(r.plan if r.solved else None, r.steps) for r in results] == expected
+        assert sum(plan is not None for plan, _ in expected) >= 3
+        rows[helpful_only], generated[helpful_only] = cost_to_go.rows, stats.generated
+    assert rows[False] >= generated[False]  # every child (and the expanded nodes embedded again)
+    assert 0 < rows[True] < generated[True] * 0.6
+
+
+@pytest.mark.parametrize(
+    "settings", [{"strategy": "best_first"}, {"strategy": "lazy_best_first", "exploration": "relaxed_plan"}]
+)
+def test_estimate_helpful_only_needs_eager_best_first_with_the_relaxed_plan_queue(settings):
+    with pytest.raises(InputError, match="estimate_helpful_only .* needs decode.strategy=best_first and decode.explo"):
+        DecodeConfig(estimate_helpful_only=True, **settings)
+    assert "estimate_helpful_only" not in DecodeConfig(**settings).identity()
+    helpful_only = DecodeConfig(strategy="best_first", exploration="relaxed_plan", estimate_helpful_only=True)
+    assert helpful_only.identity()["estimate_helpful_only"] is True
 
 
 def reference_lazy_best_first(task, model, encoder, config, cost_to_go):
