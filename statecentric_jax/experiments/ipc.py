@@ -572,33 +572,35 @@ def train_in_this_process(request_file: str) -> None:
 
 
 def _finished_training(planner: Planner, base: pathlib.Path) -> pathlib.Path | None:
-    """The run in `base` if it was trained for this planner (`planner.json`); None if not yet, or for the same
-    config with another selection menu (chosen again, its candidates reused: `selection._train`); an InputError if
-    for another config."""
+    """The run in `base` if it was trained for this planner (`planner.json`; settings added since it was written
+    mean their defaults); None if not yet, or for the same config with another selection menu (chosen again, its
+    candidates reused: `selection._train`); an InputError if for another config."""
     from statecentric_jax.method.selection import RUN_DIR
 
     run_dir, trained = base / RUN_DIR, base / TRAINED_FILE
     if not (trained.is_file() and (run_dir / "config.json").is_file()):
         return None
-    stored = trained.read_text(encoding="utf-8")
-    if stored == planner.identity:
+    stored, wanted = _settings(trained.read_text(encoding="utf-8")), _settings(planner.identity)
+    if stored is not None and stored == wanted:
         return run_dir
-    without_menu = _without_menu(stored)
-    if without_menu is not None and without_menu == _without_menu(planner.identity):
-        return None
+    if stored is not None and wanted is not None:
+        stored.pop("selection", None)
+        wanted.pop("selection", None)
+        if stored == wanted:
+            return None
     raise InputError(base, "holds a run of another configuration; use a fresh --workdir")
 
 
-def _without_menu(identity: str) -> dict | None:
-    """A config planner's identity less its selection menu (None if not one)."""
+def _settings(identity: str) -> dict | None:
+    """A config planner's identity as settings, with those added since it was written at their defaults (None if
+    not a config's)."""
+    from statecentric_jax import config as config_lib
+
     try:
         settings = json.loads(identity)
     except json.JSONDecodeError:
         return None
-    if not isinstance(settings, dict):
-        return None
-    settings.pop("selection", None)
-    return settings
+    return config_lib.with_defaults(settings) if isinstance(settings, dict) else None
 
 
 def train_planner(planner: Planner, root: pathlib.Path, domain: str, workdir: pathlib.Path) -> pathlib.Path:
