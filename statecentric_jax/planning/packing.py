@@ -31,7 +31,9 @@ PRECOMPUTED_ATOMS = 4096  # up to this many fluent atoms, each atom's bit and ea
 # beyond, each costs a bit per fluent atom (gigabytes over hundreds of thousands of operators): computed per use
 NUMBERED_KEYS_BELOW = 0.5  # beyond PRECOMPUTED_ATOMS, keys are numbers where the initial state's take under
 # this fraction of the bits' bytes
-KNOWN_KEYS = 1 << 10  # keys of states built last, remembered for `pack` (forgotten all at once beyond this)
+# keys of the states built since the last expansion began (`forget`), remembered for `pack`; a bound beyond which
+# they are forgotten all at once, as the successors of one node can be hundreds of thousands
+KNOWN_KEYS = 1 << 16
 
 
 class StatePacker:
@@ -145,6 +147,10 @@ class StatePacker:
 
     def unpack(self, key: Key) -> State:
         return self.remember(frozenset(self._atoms[self.numbers(key)].tolist()), key)
+
+    def forget(self) -> None:
+        """Drop the remembered keys (an expansion begins: the states built before it are no longer asked for)."""
+        self._known.clear()
 
     def remember(self, state: State, key: Key) -> State:
         """The state, its key kept for `pack` (the caller vouches that it is the state's key)."""

@@ -52,6 +52,15 @@ def _ranges(starts: np.ndarray, which: np.ndarray) -> np.ndarray:
     return shift + np.arange(total, dtype=np.int64)
 
 
+def _distinct(items: np.ndarray, slot: np.ndarray) -> np.ndarray:
+    """`items` without repeats (one occurrence of each, in no particular order: every caller uses them as a set),
+    in time linear in their number: sorting them cost a layer of a large task most. `slot`: scratch of at least
+    max(items) + 1 entries."""
+    position = np.arange(len(items))
+    slot[items] = position
+    return items[slot[items] == position]
+
+
 class RelaxedReachability:
     """The delete relaxation of one task, explored from any of its states."""
 
@@ -83,15 +92,16 @@ class RelaxedReachability:
         the atoms they first reach (marked in `reached`); it ends with a layer that reaches nothing new."""
         count = np.zeros(len(self._needed), np.int64)
         fired = np.zeros(len(self._needed), bool)
+        slot = np.empty(max(len(self._needed), self._atoms), np.int64)  # `_distinct`'s scratch
         new, ready = start, self._free
         while True:
             users = self._users[_ranges(self._users_start, new)]
             np.add.at(count, users, 1)
             ready = np.concatenate([ready, users[count[users] == self._needed[users]]])
-            ready = np.unique(ready[~fired[ready]])
+            ready = _distinct(ready[~fired[ready]], slot)
             fired[ready] = True
             added = self._adds[_ranges(self._adds_start, ready)]
-            new = np.unique(added[~reached[added]])
+            new = _distinct(added[~reached[added]], slot)
             reached[new] = True
             yield ready, new
             if not len(new):

@@ -63,6 +63,7 @@ class SuccessorGenerator:
         search checks its time and memory limits while it takes them."""
         ops, applicable = self.operators, self.applicable(state)
         if isinstance(skip, PackedStates):
+            skip.packer.forget()
             remember = skip.packer.remember
             return ((ops[i], remember(ops[i].apply(state), key)) for i, key in skip.outside(state, applicable))
         return ((ops[i], nxt) for i in applicable if (nxt := ops[i].apply(state)) not in skip)
