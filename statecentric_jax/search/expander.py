@@ -368,11 +368,7 @@ class Expander:
             return position[pair_rows]
 
         rows_index = numbered(kept) if embed else pair_rows
-        features: np.ndarray | None
-        if own_features:
-            features, features_index = _stacked(feature_parts, 0), numbered(featured)
-        else:
-            features, features_index = embedded, rows_index
+        features = _stacked(feature_parts, 0) if own_features else None  # the cost-to-go's, wherever it estimates
 
         # 4. Distances (and cost-to-go estimates) of every candidate to its node's prediction, in one call.
         t0 = time.perf_counter()
@@ -394,8 +390,8 @@ class Expander:
         elif self.cost_to_go is not None:
             values = np.full(len(pair_rows), np.nan, np.float32)
             if estimates.any():
-                assert features is not None  # the cost-to-go's own, or the model's embeddings it reads
-                picked = features_index[estimates]
+                assert features is not None  # estimated without deferring: `own_features`
+                picked = numbered(featured)[estimates]
                 values[estimates] = self.cost_to_go.estimate(features[picked], goals[owner[estimates]])
             self.stats.add("cost_to_go", time.perf_counter() - t2)
         self.stats.add("expanded", len(requests) - sum(ended))
