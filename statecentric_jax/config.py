@@ -185,5 +185,6 @@ def recommended() -> ml_collections.ConfigDict:
     config.decode.budget = 100_000
     config.aggregation.retrain = "value"
     config.aggregation.time_limit = 20.0
+    config.aggregation.budget = 10_000  # as `selection.budget`: a training problem is smaller than the ones selected on
     config.selection = method_config.selection()
     return config

@@ -16,7 +16,9 @@ transition model, its size and its speed stay those of the first training); the 
 split still selects the model. An
 unsolved instance that reports no path (best-first out of budget) is rolled out with the
 paper's beam search instead, the learned policy's own path. The training problems stay the
-same; only the labelled states grow.
+same; only the labelled states grow. `aggregation.budget` caps a round's best-first expansions per
+problem (0: the config's `decode.budget`): a problem out of that budget is rolled out as above, so a
+larger budget only buys the path of a search that solves late.
 
 `aggregation.alternative_plans=k` adds a round 0 before them, without decoding: up to k other
 optimal plans per problem, to show the model more than one expert path. Each leaves the expert's
@@ -274,6 +276,8 @@ def _decode_splits(config: ml_collections.ConfigDict, workdir: pathlib.Path, pla
     loaded = train.load_model(workdir)
     # the configured strategy (a copied run may record another), on the path it searched: not shortened after
     settings = dataclasses.replace(decode_config(config), action_elimination=False)
+    if config.aggregation.budget:
+        settings = dataclasses.replace(settings, budget=config.aggregation.budget)
     domain = config.data.domain
     domain_file = layout.domain_file(config.data.pddl_root, domain).resolve()
     decoded = []

@@ -25,6 +25,7 @@ def selection() -> ml_collections.ConfigDict:
         "eliminated"
     )
     section.budget = 10_000  # expansions per selection problem
+    section.passes = 2  # the menu tried again while a pass keeps a step, at most this many times
     return section
 
 
@@ -38,6 +39,7 @@ def aggregation() -> ml_collections.ConfigDict:
     section.alternative_plans = 0  # round 0: up to this many other optimal plans per problem; 0: off
     section.random_walks = 0  # round 0: up to this many random-walk states per problem, labelled; 0: off
     section.walk_steps = 10  # a random walk's length: 1 to this many steps from a state of the expert plan
+    section.budget = 0  # best-first expansions per problem in a round's decoding; 0: decode.budget
     return section
 
 
@@ -62,6 +64,7 @@ def check(config: ml_collections.ConfigDict) -> None:
         ("alternative_plans", 0),
         ("random_walks", 0),
         ("walk_steps", 1),
+        ("budget", 0),
     ):
         require_int(f"aggregation.{name}", section[name], least)
     if not isinstance(section.time_limit, (int, float)) or not section.time_limit > 0:

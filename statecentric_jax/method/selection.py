@@ -2,7 +2,10 @@
 
 The menu is a short sequence of steps, each one alternative to the current settings, tried greedily
 in order and kept when it solves more selection problems (ties: fewer plan steps, then fewer
-expansions). Every step is a part of the recommended method that won on one domain:
+expansions). A step kept late can make an earlier one pay (a cost-to-go feature may tell only once the
+relaxed-plan queue gets the search going), so the menu is tried again, each candidate not tried before,
+while a pass keeps a step (at most `selection.passes` passes). Every step is a part of the recommended method
+that won on one domain:
 
   cost_to_go_features  the cost-to-go on a WL φ of its own (3 iterations, set hash, colours from every
                        state it is fitted on) with labelled random-walk states   (Blocks)
@@ -67,6 +70,7 @@ from statecentric_jax.errors import InputError
 from statecentric_jax.learning import train
 from statecentric_jax.method import evaluation, pipeline, shards
 from statecentric_jax.problems import layout, plan_generation
+from statecentric_jax.sections import require_int
 
 SELECTION_FILE = "selection.json"
 RUN_DIR = "run"
@@ -175,11 +179,13 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
     workdir = pathlib.Path(workdir)
     config = pipeline.resolved(config)
     config_lib.check(config)
+    for name in ("budget", "passes"):
+        require_int(f"selection.{name}", config.selection[name], 1)
     steps = menu_steps(config)
     training_fields = {k for step in steps if step.trains for k in step.settings}
     tried: list[dict] = []
 
-    def evaluate(settings: dict[str, Any], step: str, split: str) -> tuple[int, int, int]:
+    def evaluate(settings: dict[str, Any], step: str, split: str, number: int) -> tuple[int, int, int]:
         trained = _with(config, {k: v for k, v in settings.items() if k not in DECODE_FIELDS})
         run_dir = workdir / SELECTION_DIR / _label(settings, training_fields)
         _train(trained, run_dir)
@@ -193,6 +199,7 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
             {
                 "step": step,
                 "split": split,
+                "pass": number,
                 "settings": dict(settings),
                 "solved": score[0],
                 "plan_steps": -score[1],
@@ -204,14 +211,23 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
         return score
 
     def greedy(split: str) -> dict[str, Any]:
-        """The menu's steps tried in order on `split`, each kept when it scores higher; the settings kept."""
+        """The menu's steps tried in order on `split`, each kept when it scores higher, in passes while a pass keeps
+        one (at most `selection.passes`); a candidate tried before is not tried again. The settings kept."""
         chosen: dict[str, Any] = {}
-        best = evaluate(chosen, "start", split)
-        for step in steps:
-            candidate = {**chosen, **step.settings}
-            score = evaluate(candidate, step.name, split)
-            if score > best:
-                chosen, best = candidate, score
+        best = evaluate(chosen, "start", split, 1)
+        seen = [chosen]
+        for number in range(1, config.selection.passes + 1):
+            kept = False
+            for step in steps:
+                candidate = {**chosen, **step.settings}
+                if candidate in seen:
+                    continue
+                seen.append(candidate)
+                score = evaluate(candidate, step.name, split, number)
+                if score > best:
+                    chosen, best, kept = candidate, score, True
+            if not kept:
+                break
         return chosen
 
     split = selection_split(config)

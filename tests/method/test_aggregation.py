@@ -347,6 +347,7 @@ def test_goal_paths_beside_the_cost_to_go_phi_are_refitted_saved_and_read_in_dec
         ("alternative_plans", -1, "integer >= 0"),
         ("random_walks", -1, "integer >= 0"),
         ("walk_steps", 0, "integer >= 1"),
+        ("budget", -1, "integer >= 0"),
     ],
 )
 def test_bad_settings_are_one_line(key, value, reason):
@@ -449,18 +450,20 @@ def test_zero_rounds_train_exactly_as_before(root, tmp_path):
 
 def test_rounds_read_the_path_searched_not_the_plan_shortened_after(root, tmp_path, monkeypatch):
     """With action elimination configured, aggregation still decodes without it: deviations are found on the
-    learned policy's own path, and the run's evaluations shorten their plans."""
+    learned policy's own path, and the run's evaluations shorten their plans. A round's budget is its own."""
     seen = []
 
     def recording_decode(tasks, model, encoder, settings, *args, **kwargs):
-        seen.append(settings.action_elimination)
+        seen.append((settings.action_elimination, settings.budget))
         return decoding.decode(tasks, model, encoder, settings, *args, **kwargs)
 
     monkeypatch.setattr(aggregation, "decode", recording_decode)
     config = make_config(root, tmp_path / "cache", rounds=1)
     config.decode.action_elimination = True
+    config.decode.strategy, config.decode.budget, config.aggregation.budget = "best_first", 5_000, 300
     pipeline.run_experiment(config, tmp_path / "run", seeds=[13], splits=["validation"])
-    assert seen and not any(seen)
+    assert seen and not any(elimination for elimination, _ in seen)
+    assert {budget for _, budget in seen} == {300}
     assert json.loads((tmp_path / "run/seed13/eval/validation/summary.json").read_text())["action_elimination"]
 
 

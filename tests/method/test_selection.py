@@ -77,8 +77,13 @@ def test_selection_writes_what_it_tried_and_chose(selected, capsys):
     assert record["selection_problems"] == ["p07.pddl", "p08.pddl"]
     assert record["fitted_on"] == {"train": ["p01", "p02", "p03", "p04"], "validation": ["p05", "p06"]}
     assert record["left_out_without_expert_plan"] == {"train": [], "validation": []}
-    assert [t["step"] for t in record["tried"]] == ["start", "goal_paths", "value_weight"]
-    assert {t["split"] for t in record["tried"]} == {"selection"}  # solved there: no second pass
+    first = [(t["pass"], t["step"]) for t in record["tried"]][:3]
+    assert first == [(1, "start"), (1, "goal_paths"), (1, "value_weight")]
+    assert all(t["pass"] == 2 for t in record["tried"][3:])  # tried again only where the first pass kept a step
+    assert not record["tried"][3:] or record["tried"][2]["settings"] != {}
+    settings = [t["settings"] for t in record["tried"]]
+    assert all(a != b for i, a in enumerate(settings) for b in settings[:i])  # none tried twice
+    assert {t["split"] for t in record["tried"]} == {"selection"}  # solved there: not tried on validation
     assert record["chosen"] == _greedy_choice(record["tried"])["settings"]
     loaded = ensemble.load_run(run)
     assert loaded.config.model.kind == "ridge" and loaded.config.data.domain == "blocks"
@@ -111,13 +116,47 @@ def test_a_step_added_to_the_menu_trains_nothing_again_and_elimination_shortens(
     monkeypatch.setattr(selection.pipeline, "train_from_config", no_training)
     run = selection.train_domain(root, "blocks", again, config)
     record, before = (json.loads((w / selection.SELECTION_FILE).read_text()) for w in (again, workdir))
-    assert record["tried"][:-1] == before["tried"]
-    eliminated, kept = record["tried"][-1], next(t for t in before["tried"] if t["settings"] == before["chosen"])
+    first = [t for t in before["tried"] if t["pass"] == 1]
+    assert record["tried"][: len(first)] == first
+    eliminated = record["tried"][len(first)]
+    kept = next(t for t in first if t["settings"] == _greedy_choice(first)["settings"])
     assert eliminated["step"] == "eliminated" and eliminated["settings"]["decode.action_elimination"] is True
     # the same searches, each solved plan a subsequence of the one before: as many solved, no more steps
     assert eliminated["problems"] == kept["problems"] and eliminated["expansions"] == kept["expansions"]
     assert eliminated["plan_steps"] <= kept["plan_steps"]
     assert ensemble.load_run(run).config.decode.action_elimination == (eliminated["plan_steps"] < kept["plan_steps"])
+
+
+def test_a_step_that_pays_only_beside_a_later_one_is_kept_in_the_second_pass(selected, tmp_path, monkeypatch):
+    """Scores from a stand-in decoder: goal paths solve nothing alone, the value weight one problem, both two."""
+    root, workdir, _, _, config = selected
+    monkeypatch.setattr(selection.pipeline, "train_from_config", lambda *a, **k: pytest.fail("trained again"))
+
+    def scored(run_dir, split, out, processes, **decoding):
+        paths, weighted = run_dir.name != "default", decoding.get("value_weight", 0.0) > 0
+        solved = 2 if paths and weighted else int(weighted and not paths)
+        results = [{"problem": f"p{i}", "solved": i < solved, "plan_length": 5, "steps": 10} for i in range(2)]
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.json").write_text(json.dumps(results))
+
+    monkeypatch.setattr(selection, "_decode", scored)
+    chosen = {}
+    for passes in (1, 2):
+        again = tmp_path / f"passes-{passes}"
+        shutil.copytree(workdir, again, ignore=shutil.ignore_patterns("eval"))
+        config = config.copy_and_resolve_references()
+        config.selection.passes = passes
+        run = selection.train_domain(root, "blocks", again, config)
+        record = json.loads((again / selection.SELECTION_FILE).read_text())
+        chosen[passes] = record["chosen"]
+        assert [(t["pass"], t["step"], t["solved"]) for t in record["tried"]] == [
+            (1, "start", 0),
+            (1, "goal_paths", 0),
+            (1, "value_weight", 1),
+            *([(2, "goal_paths", 2)] if passes == 2 else []),
+        ]
+        assert ensemble.load_run(run).config.value.goal_paths == (4 if passes == 2 else 0)
+    assert chosen == {1: {"decode.value_weight": 1.0}, 2: {"decode.value_weight": 1.0, "value.goal_paths": 4}}
 
 
 def test_the_relaxed_plan_step_decodes_again_and_its_queue_is_in_the_run_where_it_scores_higher(
@@ -158,11 +197,9 @@ def test_where_no_candidate_solves_a_selection_problem_the_menu_is_tried_again_o
     record = json.loads((again / selection.SELECTION_FILE).read_text())
     first, second = record["tried"][:3], record["tried"][3:]
     assert [t["split"] for t in first] == ["selection"] * 3 and not any(t["solved"] for t in first)
-    assert [t["split"] for t in second] == ["validation"] * 3 and [t["step"] for t in second] == [
-        "start",
-        "goal_paths",
-        "value_weight",
-    ]
+    assert [t["pass"] for t in first] == [1] * 3  # nothing kept: no second pass on selection problems
+    assert {t["split"] for t in second} == {"validation"}
+    assert [t["step"] for t in second][:3] == ["start", "goal_paths", "value_weight"]
     assert record["selection_split"] == "validation"
     assert record["selection_problems"] == ["p05.pddl", "p06.pddl"]
     assert second[0]["solved"] > 0  # the smaller problems tell the candidates apart again
