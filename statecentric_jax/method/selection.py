@@ -3,9 +3,9 @@
 The menu is a short sequence of steps, each one alternative to the current settings, tried greedily
 in order and kept when it solves more selection problems (ties: fewer plan steps, then fewer
 expansions). A step kept late can make an earlier one pay (a cost-to-go feature may tell only once the
-relaxed-plan queue gets the search going), so the menu is tried again, each candidate not tried before,
-while a pass keeps a step (at most `selection.passes` passes). Every step is a part of the recommended method
-that won on one domain:
+relaxed-plan queue gets the search going), so the menu is tried again, each step not kept and each
+candidate not tried before, while a pass keeps a step (at most `selection.passes` passes). Every step
+is a part of the recommended method that won on one domain:
 
   cost_to_go_features  the cost-to-go on a WL φ of its own (3 iterations, set hash, colours from every
                        state it is fitted on) with labelled random-walk states   (Blocks)
@@ -212,21 +212,23 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
 
     def greedy(split: str) -> dict[str, Any]:
         """The menu's steps tried in order on `split`, each kept when it scores higher, in passes while a pass keeps
-        one (at most `selection.passes`); a candidate tried before is not tried again. The settings kept."""
+        one (at most `selection.passes`); a step kept, or a candidate tried, before is not tried again. The
+        settings kept."""
         chosen: dict[str, Any] = {}
         best = evaluate(chosen, "start", split, 1)
-        seen = [chosen]
+        seen, kept = [chosen], set[str]()
         for number in range(1, config.selection.passes + 1):
-            kept = False
+            kept_before = len(kept)
             for step in steps:
                 candidate = {**chosen, **step.settings}
-                if candidate in seen:
+                if step.name in kept or candidate in seen:
                     continue
                 seen.append(candidate)
                 score = evaluate(candidate, step.name, split, number)
                 if score > best:
-                    chosen, best, kept = candidate, score, True
-            if not kept:
+                    chosen, best = candidate, score
+                    kept.add(step.name)
+            if len(kept) == kept_before:
                 break
         return chosen
 

@@ -54,12 +54,15 @@ def _score(tried: dict) -> tuple[int, int, int]:
 
 
 def _greedy_choice(tried: list[dict]) -> dict:
-    """The candidate greedy selection keeps: each one kept when it scores higher than what was kept before."""
-    kept = tried[0]
+    """The candidate greedy selection keeps: each one kept when it scores higher than what was kept before; a
+    step once kept is not tried again."""
+    kept, steps_kept = tried[0], set()
     for candidate in tried[1:]:
         assert set(kept["settings"].items()) <= set(candidate["settings"].items())
+        assert candidate["step"] not in steps_kept
         if _score(candidate) > _score(kept):
             kept = candidate
+            steps_kept.add(candidate["step"])
     return kept
 
 
