@@ -25,7 +25,7 @@ def selection() -> ml_collections.ConfigDict:
         "eliminated"
     )
     section.budget = 10_000  # expansions per selection problem
-    section.passes = 2  # the menu tried again while a pass keeps a step, at most this many times
+    section.passes = 2  # passes over the menu, at most; the next one only where a pass kept a step
     return section
 
 
