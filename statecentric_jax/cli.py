@@ -183,6 +183,11 @@ def define_decode_flags() -> Callable[[], dict[str, Any]]:
             "Best-first with the relaxed_plan queue: estimate only the children of helpful actions; the others wait"
             " in that queue alone (default: the run's).",
         ),
+        flags.DEFINE_bool(
+            "prune_symmetric",
+            None,
+            "Keep one of the successors that differ only by interchangeable objects (default: the run's).",
+        ),
         flags.DEFINE_float(
             "time_limit", None, "Seconds per problem; past it the outcome is timeout; 0: none.", lower_bound=0
         ),

@@ -27,6 +27,7 @@ ADDED_SINCE = {
     ("decode", "clip_cost_to_go"): True,
     ("decode", "prune_dead_ends"): False,
     ("decode", "estimate_helpful_only"): False,
+    ("decode", "prune_symmetric"): False,
     ("aggregation", "budget"): 0,
 }
 

@@ -149,8 +149,9 @@ def _decisive_bytes(path: pathlib.Path) -> bytes:
     config.pop("seed", None)
     config.pop("selection", None)
     decode = config.get("decode")
-    if isinstance(decode, dict) and decode.get("estimate_helpful_only") is False:
-        del decode["estimate_helpful_only"]  # added after runs were stored: at its default their records keep their key
+    for added in ("estimate_helpful_only", "prune_symmetric"):
+        if isinstance(decode, dict) and decode.get(added) is False:
+            del decode[added]  # added after runs were stored: at its default their records keep their key
     return json.dumps(config, sort_keys=True).encode()
 
 
@@ -343,6 +344,7 @@ def _evaluate_locked(
         "action_elimination": settings.action_elimination,
         "prune_dead_ends": settings.prune_dead_ends,
         "estimate_helpful_only": settings.estimate_helpful_only,
+        "prune_symmetric": settings.prune_symmetric,
         "fingerprint": run,
     }
     write_text(progress_file, "".join(json.dumps(r) + "\n" for r in ordered))  # only the current records

@@ -29,8 +29,12 @@ is a part of the recommended method that won on one domain:
   eliminated           a solved plan's unneeded steps dropped (greedy action elimination): a search's
                        detours stay in its plan otherwise (IPC Rovers and Satellite, on their training
                        problems)
+  symmetry             of the successors that differ only by interchangeable objects, one kept
+                       (`planning/symmetry.py`): where a state has many, as the sandwiches that can be
+                       made of any bread and content portion, the others cost a search only time (IPC
+                       Childsnack, on our own larger problems)
 
-The first three change what is trained (one more run each); the last six only how it decodes (the
+The first three change what is trained (one more run each); the last seven only how it decodes (the
 same run, decoded again). Selection problems are larger than the ones fitted on: a training view's
 `selection` split (IPC layout, `layout.training_view`), else `validation`. Where no candidate solves a
 single one of them, the scores tie and tell nothing: the menu is then tried again
@@ -108,6 +112,7 @@ MENU = (
     Step("relaxed_plan", {"decode.exploration": "relaxed_plan", "decode.estimate_helpful_only": True}, False),
     Step("dead_ends", {"decode.prune_dead_ends": True}, False),
     Step("eliminated", {"decode.action_elimination": True}, False),
+    Step("symmetry", {"decode.prune_symmetric": True}, False),
 )
 STEPS = tuple(step.name for step in MENU)
 DECODE_FIELDS = (
@@ -118,6 +123,7 @@ DECODE_FIELDS = (
     "decode.prune_dead_ends",
     "decode.action_elimination",
     "decode.estimate_helpful_only",
+    "decode.prune_symmetric",
 )
 
 

@@ -5,7 +5,8 @@ costs O(#operators) subset tests per state; instead each operator is filed under
 one "key" precondition atom (the one shared by the fewest operators), so a state
 only looks at the operators whose key atom it contains. Results come in the
 task's operator order, the same as the naive loop. Negative preconditions are tested
-after the key and the positive ones, and only for the operators that have any.
+after the key and the positive ones, and only for the operators that have any. With `prune_symmetric`,
+only one operator per orbit of twin objects is applicable (`planning/symmetry.py`).
 """
 
 from __future__ import annotations
@@ -15,14 +16,17 @@ import random
 from collections.abc import Container, Iterator
 
 from statecentric_jax.planning.packing import PackedStates
+from statecentric_jax.planning.symmetry import Orbits, Twins
 from statecentric_jax.planning.tasks import Operator, Task
 
 
 class SuccessorGenerator:
     """Precondition-indexed applicability test for one task."""
 
-    def __init__(self, task: Task):
+    def __init__(self, task: Task, prune_symmetric: bool = False):
         self.operators = task.operators
+        self._twins = Twins(task) if prune_symmetric else None
+        self._orbits: tuple[frozenset[str], Orbits] | None = None  # of the state last asked
         uses = collections.Counter(atom for op in self.operators for atom in op.pre)
         buckets: dict[str, list[tuple[int, frozenset[str]]]] = collections.defaultdict(list)
         self._unconditional: list[int] = []
@@ -37,7 +41,26 @@ class SuccessorGenerator:
         self._keys = frozenset(self._buckets)
 
     def applicable(self, state: frozenset[str]) -> list[int]:
-        """Indices (into task.operators, ascending) of the operators applicable in `state`."""
+        """Indices (into task.operators, ascending) of the operators applicable in `state` (with
+        `prune_symmetric`: the first of each orbit)."""
+        if self._twins is not None:
+            return self._orbits_of(state).kept
+        return self._applicable(state)
+
+    def representatives(self, state: frozenset[str], names: frozenset[str]) -> frozenset[str]:
+        """The applicable operators that stand for `names` (operators applicable in `state`): the names
+        themselves, or with `prune_symmetric` the ones kept of their orbits."""
+        if self._twins is None:
+            return names
+        return self._orbits_of(state).representatives(names)
+
+    def _orbits_of(self, state: frozenset[str]) -> Orbits:
+        assert self._twins is not None
+        if self._orbits is None or self._orbits[0] != state:
+            self._orbits = state, Orbits(self.operators, self._applicable(state), self._twins.classes(state))
+        return self._orbits[1]
+
+    def _applicable(self, state: frozenset[str]) -> list[int]:
         found = list(self._unconditional)
         for key in self._keys & state:
             found.extend(index for index, rest in self._buckets[key] if rest <= state)

@@ -88,6 +88,7 @@ class Task:
     init: frozenset[str]  # fluent atoms of the initial state
     goal: frozenset[str]  # as written in the problem (may name static atoms)
     operators: tuple[Operator, ...]
+    constants: frozenset[str] = frozenset()  # the domain's: its actions may name them
 
     @functools.cached_property
     def fluent_goal(self) -> frozenset[str]:
@@ -460,4 +461,5 @@ def load_task(
         init=init - static,
         goal=frozenset("(" + " ".join(atom) + ")" for atom in goal_atoms),
         operators=tuple(operators),
+        constants=frozenset(constants),
     )

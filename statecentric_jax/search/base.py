@@ -44,6 +44,7 @@ class DecodeConfig:
     action_elimination: bool = False  # drop the steps a solved plan does not need (planning/elimination.py)
     prune_dead_ends: bool = False  # best-first: close a node the relaxed goal test rejects (planning/relaxed.py)
     estimate_helpful_only: bool = False  # best-first with relaxed_plan: only helpful actions' children are estimated
+    prune_symmetric: bool = False  # one successor per orbit of interchangeable objects (planning/symmetry.py)
     time_limit: float = 0.0  # seconds per problem, checked between and within expansions (outcome "timeout"); 0: none
     memory_limit_mb: int = 0  # the process's resident memory (outcome "memory", search/limits.py); 0: none
 
@@ -97,7 +98,7 @@ class DecodeConfig:
                 del settings[limit]
         if settings["clip_cost_to_go"]:  # as before the setting existed
             del settings["clip_cost_to_go"]
-        for added in ("prune_dead_ends", "estimate_helpful_only"):  # likewise
+        for added in ("prune_dead_ends", "estimate_helpful_only", "prune_symmetric"):  # likewise
             if not settings[added]:
                 del settings[added]
         if "time_limit" not in settings:
@@ -151,7 +152,7 @@ def start(
             task.name, task.problem_file, len(task.objects), False, [], 0, 0.0, f"cannot encode: {e.reason}"
         )
     root = Node(task.init, initial, None, 0, 0.0, model.init_carry(1))
-    problem = Problem(task, SuccessorGenerator(task), goal)
+    problem = Problem(task, SuccessorGenerator(task, config.prune_symmetric), goal)
     return Instance(index, problem, config.horizon(task), started, root)
 
 

@@ -23,6 +23,7 @@ SETTINGS = (
     "action_elimination",
     "prune_dead_ends",
     "estimate_helpful_only",
+    "prune_symmetric",
 )
 
 
@@ -33,7 +34,8 @@ def decode() -> ml_collections.ConfigDict:
     action_elimination: drop the steps a plan does not need (planning/elimination.py); prune_dead_ends: best-first
     closes the nodes from which the goal is unreachable even with deletes ignored (planning/relaxed.py);
     estimate_helpful_only: best-first with the relaxed-plan queue estimates only the children of the expanded
-    node's helpful actions; the others wait in that queue alone (search/open_lists.py)."""
+    node's helpful actions; the others wait in that queue alone (search/open_lists.py); prune_symmetric: of the
+    successors that differ only by interchangeable objects, one is kept (planning/symmetry.py)."""
     defaults = DecodeConfig()
     section = ml_collections.ConfigDict()
     for name in SETTINGS:

@@ -2,7 +2,7 @@
 
 With a cost-to-go and `decode.exploration`, best-first search takes every other expansion from a second
 queue, as planners alternate queues against plateaus and local minima of their heuristic. Each queue is
-one class here, made from the decoding settings, the instance's state packer and its task, with `add(expansion,
+one class here, made from the decoding settings, the instance's state packer and its problem, with `add(expansion,
 children)` (the children of one expansion that joined the open list, in operator order) and `pop()` (an
 open node, or None when it is empty); `EXPLORATIONS` names them, so a new queue is one class and one line.
 
@@ -43,8 +43,7 @@ import numpy as np
 
 from statecentric_jax.planning.packing import Key, StatePacker
 from statecentric_jax.planning.relaxed import RelaxedReachability
-from statecentric_jax.planning.tasks import Task
-from statecentric_jax.search.expander import Expansion, Node
+from statecentric_jax.search.expander import Expansion, Node, Problem
 
 if TYPE_CHECKING:
     from statecentric_jax.search.base import DecodeConfig
@@ -70,7 +69,7 @@ Children = Sequence[tuple[int, OpenNode]]  # (index in the expansion, open node)
 class Exploration(Protocol):
     reads_distances: bool
 
-    def __init__(self, config: DecodeConfig, packer: StatePacker, task: Task) -> None: ...
+    def __init__(self, config: DecodeConfig, packer: StatePacker, problem: Problem) -> None: ...
 
     def add(self, expansion: Expansion, children: Children) -> None: ...
 
@@ -116,7 +115,7 @@ def _cost_to_go(expansion: Expansion, index: int) -> float:
 class TypeBased:
     reads_distances = True
 
-    def __init__(self, config: DecodeConfig, packer: StatePacker, task: Task):
+    def __init__(self, config: DecodeConfig, packer: StatePacker, problem: Problem):
         self.types = RandomOfRandomType()
 
     def add(self, expansion: Expansion, children: Children) -> None:
@@ -132,7 +131,7 @@ class _Lowest:
 
     reads_distances = True  # the main queue's tie-break, in the open node
 
-    def __init__(self, config: DecodeConfig, packer: StatePacker, task: Task):
+    def __init__(self, config: DecodeConfig, packer: StatePacker, problem: Problem):
         self.config, self.packer = config, packer
         self.heap: list = []
 
@@ -148,8 +147,8 @@ class _Lowest:
 
 
 class Novelty(_Lowest):
-    def __init__(self, config: DecodeConfig, packer: StatePacker, task: Task):
-        super().__init__(config, packer, task)
+    def __init__(self, config: DecodeConfig, packer: StatePacker, problem: Problem):
+        super().__init__(config, packer, problem)
         self.atoms_seen: dict[int, np.ndarray] = {}  # rounded cost-to-go -> atoms of the states generated with it
 
     def key(self, expansion: Expansion, index: int, node: OpenNode) -> tuple:
@@ -187,22 +186,28 @@ class Greedy(_Lowest):
 class RelaxedPlan(_Lowest):
     reads_distances = False
 
-    def __init__(self, config: DecodeConfig, packer: StatePacker, task: Task):
-        super().__init__(config, packer, task)
-        self.relaxed = RelaxedReachability(task)
+    def __init__(self, config: DecodeConfig, packer: StatePacker, problem: Problem):
+        super().__init__(config, packer, problem)
+        self.relaxed = RelaxedReachability(problem.task)
+        self.generator = problem.generator
         self.planned: tuple[Node, float, frozenset[str]] | None = None  # the last node `helpful` was asked of
 
     def helpful(self, node: Node) -> frozenset[str]:
         """The helpful actions of a node about to be expanded (kept for its `add`); none at a dead end."""
-        estimate, helpful = self.relaxed.relaxed_plan(node.state)
-        self.planned = (node, estimate, frozenset(helpful))
+        self.planned = (node, *self._relaxed_plan(node.state))
         return self.planned[2]
+
+    def _relaxed_plan(self, state: frozenset[str]) -> tuple[float, frozenset[str]]:
+        """FF's estimate and helpful actions, each helpful action as the successor generator keeps it (the
+        operator kept of its orbit, with `decode.prune_symmetric`)."""
+        estimate, helpful = self.relaxed.relaxed_plan(state)
+        return estimate, self.generator.representatives(state, frozenset(helpful))
 
     def add(self, expansion: Expansion, children: Children) -> None:
         if self.planned is not None and self.planned[0] is expansion.node:
             _, estimate, helpful = self.planned
         else:
-            estimate, helpful = self.relaxed.relaxed_plan(expansion.node.state)
+            estimate, helpful = self._relaxed_plan(expansion.node.state)
         self.planned = None
         if estimate == math.inf:
             return  # a dead end: so are its children, which the main queue still holds

@@ -214,7 +214,7 @@ class BestFirst:
         self.open = [OpenNode(0.0, 0.0, next(self.tie), root, None, inst.root.score, None, inst.root.carry)]
         self.expanded, self.cut_by_horizon = 0, False
         exploration = EXPLORATIONS[config.exploration] if guided else None
-        self.exploration = exploration(config, self.packer, inst.problem.task) if exploration is not None else None
+        self.exploration = exploration(config, self.packer, inst.problem) if exploration is not None else None
         self.taken: set[int] = set()  # open nodes expanded already (from either queue)
         self.selections = 0
         self.tie_distances = inst.tie_distances  # None: every expansion comes with its distances

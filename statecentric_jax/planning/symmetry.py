@@ -1,0 +1,100 @@
+"""Twin objects: the successors that differ only by interchangeable objects, kept once.
+
+Two objects are twins in a state when each fills the same operator parameters as the other (the same
+(action, argument position) pairs among the task's ground operators: a proxy for their types) and the
+state, the static atoms and the goal say the same of each, with the object itself left out. Swapping
+twins then maps the state, the statics, the goal and the operators onto themselves: it is a symmetry of
+the task from that state on. Two applicable operators that differ only by a permutation of twins lead to
+isomorphic states, with the same distance to the goal and the same WL colours; `Orbits` keeps the first
+(in operator order) of each such orbit, as orbit search does (Domshlak, Katz and Shleyfman 2012) with the
+simplest symmetries one can read off a state. A plan from a pruned child is a permuted plan from the one
+kept, so a complete search stays complete.
+
+In Childsnack every sandwich not yet made is a twin of the others, and so is every bread (and content)
+portion of the same kind: of the |sandwiches| × |bread| × |content| ways to make one, one per kind of
+bread and content is kept.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterable, Sequence
+
+from statecentric_jax.planning.tasks import Operator, Task
+
+
+def _described(atoms: Iterable[str], prefix: str = "") -> dict[str, list[str]]:
+    """Per object, what the atoms say of it: each atom with the object's name replaced by '*'."""
+    said: dict[str, list[str]] = collections.defaultdict(list)
+    for atom in atoms:
+        words = atom[1:-1].split(" ")
+        for name in set(words[1:]):
+            said[name].append(prefix + " ".join("*" if word == name else word for word in words))
+    return said
+
+
+class Twins:
+    """The twin classes of a task's objects, per state."""
+
+    def __init__(self, task: Task):
+        roles: dict[str, set[tuple[str, int]]] = collections.defaultdict(set)
+        for op in task.operators:
+            words = op.name[1:-1].split(" ")
+            for position, name in enumerate(words[1:]):
+                roles[name].add((words[0], position))
+        fixed = _described(task.static)
+        for name, said in _described(task.goal, "goal ").items():
+            fixed[name] += said
+        self.candidates = [name for name in task.objects if name not in task.constants]
+        self.fixed = {
+            name: (tuple(sorted(map(str, roles[name]))), tuple(sorted(fixed.get(name, ())))) for name in self.candidates
+        }
+
+    def classes(self, state: frozenset[str]) -> dict[str, tuple[str, ...]]:
+        """Each object with a twin in `state`, with its class (in the task's object order)."""
+        said = _described(state)
+        groups: dict[tuple, list[str]] = collections.defaultdict(list)
+        for name in self.candidates:
+            groups[(self.fixed[name], tuple(sorted(said.get(name, ()))))].append(name)
+        return {name: tuple(group) for group in groups.values() if len(group) > 1 for name in group}
+
+
+class Orbits:
+    """The applicable operators of one state, one per orbit under the permutations of its twins."""
+
+    def __init__(self, operators: Sequence[Operator], applicable: Sequence[int], twins: dict[str, tuple[str, ...]]):
+        self.kept: list[int] = []
+        self._representative: dict[str, str] = {}  # operator name -> the name of the one kept of its orbit
+        first: dict[tuple[str, ...], str] = {}
+        for index in applicable:
+            name = operators[index].name
+            key = _canonical(name, twins)
+            if key not in first:
+                first[key] = name
+                self.kept.append(index)
+            self._representative[name] = first[key]
+
+    def representatives(self, names: Iterable[str]) -> frozenset[str]:
+        """The operators kept for the orbits of `names` (applicable ones; others are left out)."""
+        return frozenset(self._representative[name] for name in names if name in self._representative)
+
+
+def _canonical(name: str, twins: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The operator's words with each twin renamed to the first member of its class not yet used, in order
+    of appearance: equal exactly for the operators that a permutation of twins maps onto each other."""
+    words = name[1:-1].split(" ")
+    if not twins:
+        return tuple(words)
+    renamed: dict[str, str] = {}
+    used: collections.Counter[tuple[str, ...]] = collections.Counter()
+    out = [words[0]]
+    for word in words[1:]:
+        group = twins.get(word)
+        if group is None:
+            out.append(word)
+            continue
+        if word not in renamed:
+            renamed[word] = group[used[group]]
+            used[group] += 1
+        out.append(renamed[word])
+    return tuple(out)
