@@ -18,18 +18,31 @@ bread and content is kept.
 from __future__ import annotations
 
 import collections
+import functools
 from collections.abc import Iterable, Sequence
 
 from statecentric_jax.planning.tasks import Operator, Task
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _sayings(atom: str) -> tuple[tuple[str, str], ...]:
+    """What the atom says of each of its objects: the atom with the object's name replaced by '*' (atoms recur
+    across states: cached)."""
+    words = _words(atom)
+    return tuple((name, " ".join("*" if word == name else word for word in words)) for name in set(words[1:]))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _words(atom_or_operator: str) -> tuple[str, ...]:
+    return tuple(atom_or_operator[1:-1].split(" "))
+
+
 def _described(atoms: Iterable[str], prefix: str = "") -> dict[str, list[str]]:
-    """Per object, what the atoms say of it: each atom with the object's name replaced by '*'."""
+    """Per object, what the atoms say of it (distinct for distinct atoms)."""
     said: dict[str, list[str]] = collections.defaultdict(list)
     for atom in atoms:
-        words = atom[1:-1].split(" ")
-        for name in set(words[1:]):
-            said[name].append(prefix + " ".join("*" if word == name else word for word in words))
+        for name, text in _sayings(atom):
+            said[name].append(prefix + text)
     return said
 
 
@@ -39,23 +52,21 @@ class Twins:
     def __init__(self, task: Task):
         roles: dict[str, set[tuple[str, int]]] = collections.defaultdict(set)
         for op in task.operators:
-            words = op.name[1:-1].split(" ")
+            words = op.name[1:-1].split(" ")  # not cached: a task can have a million operators
             for position, name in enumerate(words[1:]):
                 roles[name].add((words[0], position))
         fixed = _described(task.static)
         for name, said in _described(task.goal, "goal ").items():
             fixed[name] += said
         self.candidates = [name for name in task.objects if name not in task.constants]
-        self.fixed = {
-            name: (tuple(sorted(map(str, roles[name]))), tuple(sorted(fixed.get(name, ())))) for name in self.candidates
-        }
+        self.fixed = {name: (frozenset(roles[name]), frozenset(fixed.get(name, ()))) for name in self.candidates}
 
     def classes(self, state: frozenset[str]) -> dict[str, tuple[str, ...]]:
         """Each object with a twin in `state`, with its class (in the task's object order)."""
         said = _described(state)
         groups: dict[tuple, list[str]] = collections.defaultdict(list)
         for name in self.candidates:
-            groups[(self.fixed[name], tuple(sorted(said.get(name, ()))))].append(name)
+            groups[(self.fixed[name], frozenset(said.get(name, ())))].append(name)
         return {name: tuple(group) for group in groups.values() if len(group) > 1 for name in group}
 
 
@@ -82,9 +93,9 @@ class Orbits:
 def _canonical(name: str, twins: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     """The operator's words with each twin renamed to the first member of its class not yet used, in order
     of appearance: equal exactly for the operators that a permutation of twins maps onto each other."""
-    words = name[1:-1].split(" ")
+    words = _words(name)
     if not twins:
-        return tuple(words)
+        return words
     renamed: dict[str, str] = {}
     used: collections.Counter[tuple[str, ...]] = collections.Counter()
     out = [words[0]]

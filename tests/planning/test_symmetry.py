@@ -48,9 +48,7 @@ def _check_orbits(task: Task, state: frozenset[str]) -> tuple[int, int]:
 
 @pytest.mark.parametrize("domain", layout.DOMAINS)
 def test_each_pruned_successor_is_a_permuted_kept_one(data_root, domain):
-    task = load_task(
-        layout.domain_file(data_root, domain), layout.problem_files(data_root, domain, "validation")[-1]
-    )
+    task = load_task(layout.domain_file(data_root, domain), layout.problem_files(data_root, domain, "validation")[-1])
     rng, state = random.Random(0), task.init
     generated = kept = 0
     for _ in range(30):
