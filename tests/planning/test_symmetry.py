@@ -10,6 +10,7 @@ from statecentric_jax.planning.relaxed import RelaxedReachability
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import Task, load_task
 from statecentric_jax.problems import layout
+from tests.embedding.test_encoders import rename
 
 
 def _permutation(pruned: str, kept: str) -> dict[str, str]:
@@ -22,27 +23,19 @@ def _permutation(pruned: str, kept: str) -> dict[str, str]:
     return there
 
 
-def _renamed(atoms: frozenset[str], permutation: dict[str, str]) -> frozenset[str]:
-    def one(atom: str) -> str:
-        words = atom[1:-1].split(" ")
-        return "(" + " ".join([words[0]] + [permutation.get(w, w) for w in words[1:]]) + ")"
-
-    return frozenset(map(one, atoms))
-
-
 def _check_orbits(task: Task, state: frozenset[str]) -> tuple[int, int]:
     everything, pruning = SuccessorGenerator(task), SuccessorGenerator(task, prune_symmetric=True)
     children = {op.name: child for op, child in everything.successors(state)}
     kept = {op.name: child for op, child in pruning.successors(state)}
     assert set(kept) <= set(children)
-    facts = state | task.static | _renamed(task.goal, {})
+    facts = state | task.static | task.goal
     for name, child in children.items():
         (representative,) = pruning.representatives(state, frozenset([name]))
         assert representative in kept
         permutation = _permutation(name, representative)
         assert not {source for source, target in permutation.items() if source != target} & task.constants
-        assert _renamed(facts, permutation) == facts and _renamed(task.goal, permutation) == task.goal
-        assert _renamed(child, permutation) == kept[representative]
+        assert rename(facts, permutation) == facts and rename(task.goal, permutation) == task.goal
+        assert rename(child, permutation) == kept[representative]
     return len(children), len(kept)
 
 
