@@ -18,7 +18,7 @@ def data() -> ml_collections.ConfigDict:
     section.domain = "blocks"
     section.encoding = "wl"
     section.cache_dir = "runs/cache"
-    section.jobs = 0  # processes of expert planners and of selection decoding; 0 = one per core
+    section.jobs = 0  # processes of expert planners, aggregation's planner calls, selection decoding; 0 = one per core
     return section
 
 

@@ -6,8 +6,10 @@ quantity g(t) = t + h*(s_t), with h* the optimal remaining cost, is non-decreasi
 h*(s_0) exactly while the path is still optimal. So the first state where the decoder leaves the
 expert's optimal cost-to-go (or wanders in a loop) is found by binary search over t, with
 Fast Downward A*+LM-cut started at the probed states: about log2(n) planner calls per problem,
-none for a path of optimal length. Every optimal plan the planner returns, from on-path
-states (other optimal paths) and off-path ones (how to recover), becomes a trajectory; the
+none for a path of optimal length. The decodings are dealt into `data.jobs` processes, and the planner
+calls (binary searches, random walks) are made `data.jobs` at a time ahead, as each problem's probes
+depend on its own answers only: the round is that of one process. Every optimal plan the planner
+returns, from on-path states (other optimal paths) and off-path ones (how to recover), becomes a trajectory; the
 states are embedded with the run's encoder and added to the training data (also those found on
 validation problems by default: validation success is then no longer held out, our own
 larger problems are; `aggregation.splits=train` keeps validation unseen), and the transition
@@ -60,6 +62,8 @@ round 1 decodes with it, so the rounds end where a fresh run's end.
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -68,8 +72,10 @@ import os
 import pathlib
 import random
 import shutil
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import ml_collections
 import numpy as np
@@ -80,15 +86,17 @@ from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding import datasets
 from statecentric_jax.embedding.datasets import EmbeddedSplit, trajectories_path
 from statecentric_jax.embedding.encoders import Encoder, WLEncoder
+from statecentric_jax.errors import InputError
 from statecentric_jax.learning import train, value
 from statecentric_jax.method import config as method_config
+from statecentric_jax.method import shards
 from statecentric_jax.method.evaluation import cost_to_go_for
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.successors import SuccessorGenerator
 from statecentric_jax.planning.tasks import Task, load_task, normalize_action, problem_from_state
 from statecentric_jax.problems import fast_downward, layout, plan_generation
 from statecentric_jax.problems.plan_generation import read_trajectories
-from statecentric_jax.search.base import decode_config
+from statecentric_jax.search.base import DecodeConfig, decode_config
 from statecentric_jax.search.decoding import decode
 
 SUMMARY_FILE = "aggregation.json"
@@ -185,10 +193,12 @@ class _Planner:
     a run with other cost-to-go settings) reads it instead of planning again."""
 
     def __init__(
-        self, workdir: pathlib.Path, round_index: int, settings: ml_collections.ConfigDict, shared: pathlib.Path
+        self, workdir: pathlib.Path, round_index: int, config: ml_collections.ConfigDict, shared: pathlib.Path
     ):
+        settings = config.aggregation
         self.dir = workdir / AGGREGATION_DIR / f"round{round_index}"
         self.shared = shared
+        self.jobs = config.data.jobs or os.cpu_count() or 1
         self.round, self.cap = round_index, settings.max_planner_calls
         self.search = fast_downward.SearchConfig(fast_downward.ASTAR_LMCUT, float(settings.time_limit))
         self.known: dict[str, float | None] = {}  # state key -> h* from earlier rounds
@@ -207,23 +217,33 @@ class _Planner:
         if key in self.known:
             return self.known[key]
         if key not in self.records:
-            name = f"{split}-{pathlib.Path(task.problem_file).stem}-t{step:04d}{tag}"
-            cached = _read_json(self.dir / "calls" / f"{name}.json")
+            name = self.name(split, task, step, tag)
+            cached = self.cached(name, key)
             if len(self.records) >= self.cap:
                 raise _Capped
-            self.records[key] = (
-                cached
-                if cached is not None and cached.get("key") == key
-                else self._call(split, task, step, state, name, key)
-            )
+            self.records[key] = cached if cached is not None else self._call(split, task, step, state, name, key)
         return _cost(self.records[key])
 
-    def _call(self, split: str, task: Task, step: int, state: frozenset[str], name: str, key: str) -> dict:
+    def name(self, split: str, task: Task, step: int, tag: str) -> str:
+        """A call's name, and the name of the problem it plans: part of its contents, so of its shared record."""
+        return f"{split}-{pathlib.Path(task.problem_file).stem}-t{step:04d}{tag}"
+
+    def cached(self, name: str, key: str) -> dict | None:
+        """The call `name` of this round made before it was interrupted, if it asked for this state."""
+        record = _read_json(self.dir / "calls" / f"{name}.json")
+        return record if record is not None and record.get("key") == key else None
+
+    def solve(self, task: Task, state: frozenset[str], name: str) -> tuple[pathlib.Path, dict]:
+        """Fast Downward's record for the problem started in `state`, read by content where it was planned before."""
         problem_file = self.dir / "problems" / f"{name}.pddl"
         problem_file.parent.mkdir(parents=True, exist_ok=True)
-        (self.dir / "calls").mkdir(exist_ok=True)
         write_text(problem_file, problem_from_state(task, state, name))
-        result = plan_generation.solve_stored(pathlib.Path(task.domain_file), problem_file, [self.search], self.shared)
+        domain_file = pathlib.Path(task.domain_file)
+        return problem_file, plan_generation.solve_stored(domain_file, problem_file, [self.search], self.shared)
+
+    def _call(self, split: str, task: Task, step: int, state: frozenset[str], name: str, key: str) -> dict:
+        problem_file, result = self.solve(task, state, name)
+        (self.dir / "calls").mkdir(exist_ok=True)
         record = {
             "key": key,
             "name": name,
@@ -240,6 +260,53 @@ class _Planner:
     def plan(self, task: Task, state: frozenset[str]) -> list[str]:
         """This round's optimal plan from `state`, after `optimal` found it."""
         return self.records[_state_key(task, state)]["plan"]
+
+
+class _Lookahead:
+    """Answers what a round's `_Planner` will be asked, before it is asked, `jobs` Fast Downward processes at a
+    time: each answer is kept by content (`shared`), where the planner, asked in order afterwards, reads it. What
+    the planner asks, records and cuts at its cap is unchanged; at most the calls left under its cap are made
+    ahead."""
+
+    def __init__(self, planner: _Planner):
+        self.planner, self.left, self.lock = planner, planner.cap - len(planner.records), threading.Lock()
+
+    def optimal(self, split: str, task: Task, step: int, state: frozenset[str], tag: str = "") -> float | None:
+        _guard(split)
+        key = _state_key(task, state)
+        if key in self.planner.known:
+            return self.planner.known[key]
+        name = self.planner.name(split, task, step, tag)
+        cached = self.planner.records.get(key) or self.planner.cached(name, key)
+        if cached is not None:
+            return _cost(cached)
+        with self.lock:
+            if self.left <= 0:
+                raise _Capped
+            self.left -= 1
+        return _cost(self.planner.solve(task, state, name)[1])
+
+    def states(self, split: str, task: Task, wanted: Sequence[tuple[int, frozenset[str], str]]) -> None:
+        """The states (step, state, tag) of one problem that the planner will be asked for."""
+        self._all(lambda probe: self.optimal(split, task, *probe), wanted)
+
+    def first_deviations(self, items: Sequence[_Decoded]) -> None:
+        """The probes of `_first_deviation` on each item: each item's depend only on its own answers."""
+        self._all(lambda item: _first_deviation(self, item), items)
+
+    def _all(self, ask: Callable[[Any], object], items: Sequence[Any]) -> None:
+        if self.planner.jobs < 2 or len(items) < 2:
+            return  # asked one at a time anyway
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.planner.jobs)
+        try:
+            for future in [pool.submit(ask, item) for item in items]:
+                with contextlib.suppress(_Capped):
+                    future.result()
+        except BaseException:  # Ctrl-C: stop now; the answers so far are kept by content
+            pool.shutdown(wait=False, cancel_futures=True)
+            fast_downward.kill_running()
+            raise
+        pool.shutdown()
 
 
 def _shared_calls(config: ml_collections.ConfigDict, plans_dir: pathlib.Path) -> pathlib.Path:
@@ -273,32 +340,64 @@ def _expert_optimal(plans_dir: pathlib.Path, domain: str, split: str) -> dict[st
 
 
 def _decode_splits(config: ml_collections.ConfigDict, workdir: pathlib.Path, plans_dir: pathlib.Path) -> list[_Decoded]:
-    loaded = train.load_model(workdir)
+    """The run's decodings of the aggregation splits' problems, dealt into `data.jobs` processes (each problem's
+    search is its own, so the paths are those of one process)."""
     # the configured strategy (a copied run may record another), on the path it searched: not shortened after
     settings = dataclasses.replace(decode_config(config), action_elimination=False)
     if config.aggregation.budget:
         settings = dataclasses.replace(settings, budget=config.aggregation.budget)
     domain = config.data.domain
     domain_file = layout.domain_file(config.data.pddl_root, domain).resolve()
-    decoded = []
+    problems = []
     for split in method_config.aggregation_splits(config):
         _guard(split)
-        files = layout.problem_files(config.data.pddl_root, domain, split)
-        tasks = [load_task(domain_file, p.resolve()) for p in files]
-        results = decode(tasks, loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go_for(loaded, settings))
-        pathless = [i for i, r in enumerate(results) if not r.solved and not r.plan]
-        if pathless and settings.strategy != "beam":  # the learned policy's own path, to find where it strays
-            beam = dataclasses.replace(settings, strategy="beam")
-            for i, rollout in zip(pathless, decode([tasks[i] for i in pathless], loaded.model, loaded.encoder, beam)):
-                results[i] = dataclasses.replace(rollout, solved=False)
-        optimal = _expert_optimal(plans_dir, domain, split)
-        for task, result in zip(tasks, results):
-            expert = optimal.get(pathlib.Path(task.problem_file).stem)
-            decoded.append(_Decoded(split, task, result.plan, result.solved, expert))
+        problems += [(split, p.resolve()) for p in layout.problem_files(config.data.pddl_root, domain, split)]
+    parts = max(1, min(config.data.jobs or os.cpu_count() or 1, len(problems)))
+    dealt = {
+        str(k): (str(workdir), settings, str(domain_file), [str(p) for _, p in problems[k::parts]])
+        for k in range(parts)
+    }
+    paths: dict[str, list[tuple[list[str], bool]]] = {}
+    if parts == 1:
+        paths["0"] = _decode_problems(*dealt["0"])
+    else:
+        failed: dict[str, str] = {}
+
+        def on_done(key: str, value: object, error: str | None) -> None:
+            if error is None:
+                paths[key] = cast(list[tuple[list[str], bool]], value)
+            else:
+                failed[key] = error
+
+        shards.run_in_processes(_decode_problems, dealt, on_done)
+        if failed:
+            raise InputError(workdir, f"aggregation decoding failed: {failed}")
+    optimal = {split: _expert_optimal(plans_dir, domain, split) for split in method_config.aggregation_splits(config)}
+    decoded = []
+    for index, (split, problem_file) in enumerate(problems):
+        plan, solved = paths[str(index % parts)][index // parts]
+        task = load_task(domain_file, problem_file)
+        decoded.append(_Decoded(split, task, plan, solved, optimal[split].get(problem_file.stem)))
     return decoded
 
 
-def _first_deviation(planner: _Planner, item: _Decoded) -> int | None:
+def _decode_problems(
+    workdir: str, settings: DecodeConfig, domain_file: str, problem_files: list[str]
+) -> list[tuple[list[str], bool]]:
+    """Each problem's decoded path and whether it solves, in order: the path searched, or, where the search
+    reports none, the learned policy's own (beam search), to find where it strays."""
+    loaded = train.load_model(workdir)
+    tasks = [load_task(domain_file, file) for file in problem_files]
+    results = decode(tasks, loaded.model, loaded.encoder, settings, cost_to_go=cost_to_go_for(loaded, settings))
+    pathless = [i for i, r in enumerate(results) if not r.solved and not r.plan]
+    if pathless and settings.strategy != "beam":
+        beam = dataclasses.replace(settings, strategy="beam")
+        for i, rollout in zip(pathless, decode([tasks[i] for i in pathless], loaded.model, loaded.encoder, beam)):
+            results[i] = dataclasses.replace(rollout, solved=False)
+    return [(result.plan, result.solved) for result in results]
+
+
+def _first_deviation(planner: _Planner | _Lookahead, item: _Decoded) -> int | None:
     """The first step t of the decoded path with t + h*(s_t) > h*(s_0) (binary search), or None if the
     path never leaves the optimal cost-to-go (or the planner could not tell)."""
     states = simulate(item.task, item.plan, require_goal=False)
@@ -342,11 +441,12 @@ def _collect(
 ) -> dict:
     """Decode, find deviations, ask the planner; write the round's trajectories and statistics."""
     start = time.perf_counter()
-    planner = _Planner(workdir, round_index, config.aggregation, _shared_calls(config, plans_dir))
+    planner = _Planner(workdir, round_index, config, _shared_calls(config, plans_dir))
     decoded = _decode_splits(config, workdir, plans_dir)
     order = sorted(
         decoded, key=lambda d: (d.solved, method_config.AGGREGATION_SPLITS.index(d.split), d.task.problem_file)
     )
+    _Lookahead(planner).first_deviations(order)
     deviations, analysed = 0, 0
     for item in order:
         try:
@@ -436,7 +536,7 @@ def _random_walks(
     stem = pathlib.Path(task.problem_file).stem
     walk = random.Random(f"walks-{stem}")  # the same walks in every run and seed
     seen = set(expert)
-    found: list[dict] = []
+    walks: list[tuple[str, int, frozenset[str]]] = []  # (number, step, end state) of the walks that end somewhere new
     for index in range(wanted):
         step = walk.randrange(len(expert))
         state = expert[step]
@@ -445,14 +545,17 @@ def _random_walks(
             if not children:
                 break
             state = walk.choice(children)
-        if state in seen:
-            continue
-        seen.add(state)
-        cost = planner.optimal(split, task, step, state, tag=f"-w{index:03d}")
+        if state not in seen:
+            seen.add(state)
+            walks.append((f"{index:03d}", step, state))
+    _Lookahead(planner).states(split, task, [(step, state, f"-w{number}") for number, step, state in walks])
+    found: list[dict] = []
+    for number, step, state in walks:
+        cost = planner.optimal(split, task, step, state, tag=f"-w{number}")
         if cost is None or not 0 < cost < math.inf:
             continue
         labelled = {  # the fields of a planner call's record that `_trajectory` reads
-            "name": f"{split}-{stem}-walk{index:03d}",
+            "name": f"{split}-{stem}-walk{number}",
             "problem_file": task.problem_file,
             "state": state,
             "plan": planner.plan(task, state),
@@ -468,7 +571,7 @@ def _collect_round0(config: ml_collections.ConfigDict, workdir: pathlib.Path, pl
     """Round 0: other optimal plans and labelled random-walk states of each train/validation problem;
     writes its trajectories and statistics."""
     start = time.perf_counter()
-    planner = _Planner(workdir, 0, config.aggregation, _shared_calls(config, plans_dir))
+    planner = _Planner(workdir, 0, config, _shared_calls(config, plans_dir))
     domain = config.data.domain
     domain_file = layout.domain_file(config.data.pddl_root, domain).resolve()
     splits = method_config.aggregation_splits(config)

@@ -37,8 +37,10 @@ is a part of the recommended method that won on one domain:
 The first three change what is trained (one more run each); the last seven only how it decodes (the
 same run, decoded again). Selection problems are larger than the ones fitted on: a training view's
 `selection` split (IPC layout, `layout.training_view`), else `validation`. Where no candidate solves a
-single one of them, the scores tie and tell nothing: the menu is then tried again
-on `validation`, the smaller training problems whose expert plans the fit is validated on. The budget
+single one of them, the scores tie and tell nothing: the menu is then tried on `validation`, the smaller
+training problems whose expert plans the fit is validated on. Where neither the defaults nor a decoding
+step on them solves one (pass 0 in `tried`), no step that trains is tried on the larger problems first:
+those runs take the most time, and they are trained only for the choice on `validation`. The budget
 per selection problem is `selection.budget` expansions; the final run keeps the config's `decode.budget`.
 
 On disk, below the domain's workdir:
@@ -190,8 +192,12 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
     steps = menu_steps(config)
     training_fields = {k for step in steps if step.trains for k in step.settings}
     tried: list[dict] = []
+    scores: dict[tuple[str, str], tuple[int, int, int]] = {}  # (split, settings) -> score, each evaluated once
 
     def evaluate(settings: dict[str, Any], step: str, split: str, number: int) -> tuple[int, int, int]:
+        key = (split, json.dumps(settings, sort_keys=True))
+        if key in scores:
+            return scores[key]
         trained = _with(config, {k: v for k, v in settings.items() if k not in DECODE_FIELDS})
         run_dir = workdir / SELECTION_DIR / _label(settings, training_fields)
         _train(trained, run_dir)
@@ -214,12 +220,19 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
             }
         )
         logging.info("selection: %s %s on %s -> solved %d/%d", step, settings, split, score[0], len(results))
+        scores[key] = score
         return score
 
-    def greedy(split: str) -> dict[str, Any]:
+    def reachable(split: str) -> bool:
+        """Whether the defaults, or a decoding step on them (pass 0 in `tried`), solve a problem of `split`: where
+        none does, the split is taken as out of this search's reach, and no step that trains is tried on it."""
+        probes = [(step.name, dict(step.settings)) for step in steps if not step.trains]
+        return bool(evaluate({}, "start", split, 1)[0]) or any(evaluate(s, name, split, 0)[0] for name, s in probes)
+
+    def greedy(split: str) -> tuple[dict[str, Any], tuple[int, int, int]]:
         """The menu's steps tried in order on `split`, each kept when it scores higher, in passes while a pass keeps
         one (at most `selection.passes`); a step kept, or a candidate tried, before is not tried again. The
-        settings kept."""
+        settings kept, and their score."""
         chosen: dict[str, Any] = {}
         best = evaluate(chosen, "start", split, 1)
         seen, kept = [chosen], set[str]()
@@ -236,14 +249,18 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
                     kept.add(step.name)
             if len(kept) == kept_before:
                 break
-        return chosen
+        return chosen, best
 
     split = selection_split(config)
-    chosen = greedy(split)
-    if split != FALLBACK_SPLIT and not any(t["solved"] for t in tried) and _problem_names(config, FALLBACK_SPLIT):
+    fallback = split != FALLBACK_SPLIT and bool(_problem_names(config, FALLBACK_SPLIT))
+    if fallback and not reachable(split):
+        print(f"selection for {config.data.domain}: no decoding solves a {split} problem; on {FALLBACK_SPLIT} only")
+        split = FALLBACK_SPLIT
+    chosen, best = greedy(split)
+    if fallback and split != FALLBACK_SPLIT and not best[0]:  # a candidate that solves one scores higher
         print(f"selection for {config.data.domain}: no candidate solves a {split} problem; again on {FALLBACK_SPLIT}")
         split = FALLBACK_SPLIT
-        chosen = greedy(split)
+        chosen, _ = greedy(split)
 
     final = _with(config, chosen)
     source = workdir / SELECTION_DIR / _label(chosen, training_fields)

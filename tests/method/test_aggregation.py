@@ -59,6 +59,7 @@ def make_config(root, cache, rounds, domain="blocks"):
     config.xgb.rounds = 4
     config.aggregation.rounds = rounds
     config.aggregation.max_planner_calls = 20
+    config.data.jobs = 1  # in this process, where the tests' recorders see every call
     return pipeline.resolved(config)
 
 
@@ -384,6 +385,32 @@ def test_runs_that_differ_in_what_they_train_plan_the_same_random_walk_states_on
     pipeline.train_from_config(capped, tmp_path / "third")
     stats, _ = collected(tmp_path / "third")
     assert len(planner.aggregated()) == calls and stats["planner_calls"] == 2
+
+
+@pytest.mark.parametrize("cap", [5, 100])
+def test_planner_calls_and_decodings_made_several_at_a_time_make_the_rounds_of_one_at_a_time(root, tmp_path, cap):
+    def rounds(jobs):
+        config = make_config(root, tmp_path / f"cache-{jobs}", rounds=1)
+        config.value.kind, config.aggregation.retrain = "ridge", "value"
+        config.aggregation.random_walks, config.aggregation.max_planner_calls = 3, cap
+        config.decode.strategy, config.aggregation.budget = "best_first", 300
+        config.data.jobs = jobs
+        workdir = tmp_path / f"jobs-{jobs}"
+        pipeline.train_from_config(config, workdir)
+        made = []
+        for folder in sorted((workdir / aggregation.AGGREGATION_DIR).glob("round*")):
+            stats = json.loads((folder / "collected.json").read_text())
+            for timing in ("collect_seconds", "planner_seconds"):
+                stats.pop(timing)
+            calls = sorted(path.name for path in (folder / "calls").glob("*.json"))
+            made.append((stats, calls, (folder / "trajectories.jsonl").read_text().replace(str(workdir), "<run>")))
+        return made
+
+    one_at_a_time = rounds(1)
+    (walks, walk_calls, _), (deviations, _, _) = one_at_a_time
+    assert walks["planner_calls"] == len(walk_calls) and (cap == 100 or len(walk_calls) == 5)
+    assert deviations["decoded"] and deviations["planner_calls"]
+    assert rounds(2) == one_at_a_time  # with cap 5, the cut falls inside a problem's walks
 
 
 def test_resume_does_not_redo_finished_work(root, tmp_path, monkeypatch):

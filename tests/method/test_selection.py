@@ -154,8 +154,8 @@ def test_a_step_that_pays_only_beside_a_later_one_is_kept_in_the_second_pass(sel
         chosen[passes] = record["chosen"]
         assert [(t["pass"], t["step"], t["solved"]) for t in record["tried"]] == [
             (1, "start", 0),
+            (0, "value_weight", 1),  # the defaults solve none: a decoding step on them does, so the split is kept
             (1, "goal_paths", 0),
-            (1, "value_weight", 1),
             *([(2, "goal_paths", 2)] if passes == 2 else []),
         ]
         assert ensemble.load_run(run).config.value.goal_paths == (4 if passes == 2 else 0)
@@ -183,7 +183,7 @@ def test_the_relaxed_plan_step_decodes_again_and_its_queue_is_in_the_run_where_i
     assert (record["chosen"] == tried["settings"]) == better
 
 
-def test_where_no_candidate_solves_a_selection_problem_the_menu_is_tried_again_on_validation(
+def test_where_no_decoding_solves_a_selection_problem_the_menu_is_tried_on_validation_only(
     selected, tmp_path, monkeypatch
 ):
     root, workdir, _, _, config = selected
@@ -198,9 +198,12 @@ def test_where_no_candidate_solves_a_selection_problem_the_menu_is_tried_again_o
     monkeypatch.setattr(selection.pipeline, "train_from_config", lambda *a, **k: pytest.fail("trained again"))
     run = selection.train_domain(root, "blocks", again, config)
     record = json.loads((again / selection.SELECTION_FILE).read_text())
-    first, second = record["tried"][:3], record["tried"][3:]
-    assert [t["split"] for t in first] == ["selection"] * 3 and not any(t["solved"] for t in first)
-    assert [t["pass"] for t in first] == [1] * 3  # nothing kept: no second pass on selection problems
+    first, second = record["tried"][:2], record["tried"][2:]
+    assert [(t["split"], t["pass"], t["step"]) for t in first] == [
+        ("selection", 1, "start"),
+        ("selection", 0, "value_weight"),
+    ]
+    assert not any(t["solved"] for t in first)  # the step that trains (goal paths) is not tried on them
     assert {t["split"] for t in second} == {"validation"}
     assert [t["step"] for t in second][:3] == ["start", "goal_paths", "value_weight"]
     assert record["selection_split"] == "validation"
@@ -209,6 +212,36 @@ def test_where_no_candidate_solves_a_selection_problem_the_menu_is_tried_again_o
     kept = _greedy_choice(second)
     assert record["chosen"] == kept["settings"]
     assert ensemble.load_run(run).config.value.goal_paths == kept["settings"].get("value.goal_paths", 0)
+
+
+def test_where_a_decoding_solves_but_no_candidate_kept_does_the_menu_is_tried_again_on_validation(
+    selected, tmp_path, monkeypatch
+):
+    """Scores from a stand-in decoder: on selection problems the value weight alone solves one, goal paths solve
+    none in fewer expansions (kept), and both together none."""
+    root, workdir, _, _, config = selected
+    monkeypatch.setattr(selection.pipeline, "train_from_config", lambda *a, **k: pytest.fail("trained again"))
+
+    def scored(run_dir, split, out, processes, **decoding):
+        paths, weighted = run_dir.name != "default", decoding.get("value_weight", 0.0) > 0
+        solved = 1 if split == "validation" or (weighted and not paths) else 0
+        steps = 5 if paths else 10
+        results = [{"problem": f"p{i}", "solved": i < solved, "plan_length": 5, "steps": steps} for i in range(2)]
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.json").write_text(json.dumps(results))
+
+    monkeypatch.setattr(selection, "_decode", scored)
+    again = tmp_path / "work"
+    shutil.copytree(workdir, again, ignore=shutil.ignore_patterns("eval"))
+    selection.train_domain(root, "blocks", again, config)
+    record = json.loads((again / selection.SELECTION_FILE).read_text())
+    assert [(t["split"], t["pass"], t["step"], t["solved"]) for t in record["tried"]][:4] == [
+        ("selection", 1, "start", 0),
+        ("selection", 0, "value_weight", 1),
+        ("selection", 1, "goal_paths", 0),
+        ("selection", 1, "value_weight", 0),
+    ]
+    assert record["selection_split"] == "validation"
 
 
 def test_unknown_step_or_missing_domain_is_one_line(tmp_path):
