@@ -86,7 +86,6 @@ from statecentric_jax.atomic import write_text
 from statecentric_jax.embedding import datasets
 from statecentric_jax.embedding.datasets import EmbeddedSplit, trajectories_path
 from statecentric_jax.embedding.encoders import Encoder, WLEncoder
-from statecentric_jax.errors import InputError
 from statecentric_jax.learning import train, value
 from statecentric_jax.method import config as method_config
 from statecentric_jax.method import shards
@@ -357,21 +356,11 @@ def _decode_splits(config: ml_collections.ConfigDict, workdir: pathlib.Path, pla
         str(k): (str(workdir), settings, str(domain_file), [str(p) for _, p in problems[k::parts]])
         for k in range(parts)
     }
-    paths: dict[str, list[tuple[list[str], bool]]] = {}
     if parts == 1:
-        paths["0"] = _decode_problems(*dealt["0"])
+        paths = {"0": _decode_problems(*dealt["0"])}
     else:
-        failed: dict[str, str] = {}
-
-        def on_done(key: str, value: object, error: str | None) -> None:
-            if error is None:
-                paths[key] = cast(list[tuple[list[str], bool]], value)
-            else:
-                failed[key] = error
-
-        shards.run_in_processes(_decode_problems, dealt, on_done)
-        if failed:
-            raise InputError(workdir, f"aggregation decoding failed: {failed}")
+        values = shards.run_all(_decode_problems, dealt, workdir, "aggregation decoding")
+        paths = {key: cast(list[tuple[list[str], bool]], value) for key, value in values.items()}
     optimal = {split: _expert_optimal(plans_dir, domain, split) for split in method_config.aggregation_splits(config)}
     decoded = []
     for index, (split, problem_file) in enumerate(problems):

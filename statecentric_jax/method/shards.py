@@ -58,6 +58,25 @@ def run_in_processes(fn: Callable, calls: dict[str, tuple], on_done: Callable[[s
             process.join()
 
 
+def run_all(
+    fn: Callable, calls: dict[str, tuple], where: str | os.PathLike, what: str, run: Runner = run_in_processes
+) -> dict[str, object]:
+    """`run` on every call, its values by key; any call that failed is one InputError for `where`, naming `what`."""
+    values: dict[str, object] = {}
+    failed: dict[str, str] = {}
+
+    def on_done(key: str, value: object, error: str | None) -> None:
+        if error is None:
+            values[key] = value
+        else:
+            failed[key] = error
+
+    run(fn, calls, on_done)
+    if failed:
+        raise InputError(where, f"{what} failed: {failed}")
+    return values
+
+
 def _call_and_send(sender: multiprocessing.connection.Connection, fn: Callable, args: tuple) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops its processes
     try:
@@ -99,19 +118,9 @@ def evaluate_sharded(
         for k in range(shards)
         if files[k::shards]
     }
-    summaries, failed = {}, {}
-
-    def on_done(key: str, summary: object, error: str | None) -> None:
-        if error is None:
-            summaries[key] = summary
-        else:
-            failed[key] = error
-
     started = time.perf_counter()
-    run(evaluate_shard, calls, on_done)
+    summaries = run_all(evaluate_shard, calls, workdir, "evaluation shard(s)", run)
     elapsed = time.perf_counter() - started
-    if failed:
-        raise InputError(workdir, f"evaluation shard(s) failed: {failed}")
     shard_dirs = [pathlib.Path(args[4]) for args in calls.values()]
     return _merge(workdir, split, root, out, shard_dirs, summaries, elapsed, kwargs)
 
