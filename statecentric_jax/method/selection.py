@@ -42,13 +42,15 @@ training problems whose expert plans the fit is validated on. Where neither the 
 step on them solves one (pass 0 in `tried`), no step that trains is tried on the larger problems first:
 those runs take the most time, and they are trained only for the choice on `validation`. The budget
 per selection problem is `selection.budget` expansions; the final run keeps the config's `decode.budget`.
+`eliminated` changes no search, only the plans it found: it is scored from the search of the same settings
+without it, its solved plans shortened, not decoded again.
 
 On disk, below the domain's workdir:
 
   selection/<training label>/      one trained run per training variant (learning/train.py layout);
-                                   its decodings in eval/selection-<decode label>/, the
-                                   problems dealt into `data.jobs` processes (0: one per core),
-                                   each in its shards/<k>-of-<n>/ there
+                                   its decodings in eval/selection-<decode label>/ (none for
+                                   `eliminated`), the problems dealt into `data.jobs` processes
+                                   (0: one per core), each in its shards/<k>-of-<n>/ there
   selection.json                   the menu, every tried candidate's score and split, the chosen settings,
                                    seconds
   run/                             the chosen candidate's run with the chosen settings in its config.json,
@@ -75,6 +77,8 @@ from statecentric_jax.embedding import datasets
 from statecentric_jax.errors import InputError
 from statecentric_jax.learning import train
 from statecentric_jax.method import evaluation, pipeline, shards
+from statecentric_jax.planning.elimination import eliminate_actions
+from statecentric_jax.planning.tasks import load_task
 from statecentric_jax.problems import layout, plan_generation
 from statecentric_jax.sections import require_int
 
@@ -201,11 +205,21 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
         trained = _with(config, {k: v for k, v in settings.items() if k not in DECODE_FIELDS})
         run_dir = workdir / SELECTION_DIR / _label(settings, training_fields)
         _train(trained, run_dir)
-        out = run_dir / "eval" / f"{split}-{_label(settings, DECODE_FIELDS)}"
-        overrides = {k.split(".")[1]: v for k, v in settings.items() if k in DECODE_FIELDS}
-        processes = min(config.data.jobs or os.cpu_count() or 1, len(_problem_names(config, split)))
-        _decode(run_dir, split, out, processes, budget=config.selection.budget, **overrides)
-        results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        searched = _searched_alike(settings)
+        if (split, json.dumps(searched, sort_keys=True)) in scores and not config.decode.get("time_limit"):
+            results = _eliminated(config, _results(run_dir, split, searched))
+        else:
+            overrides = {k.split(".")[1]: v for k, v in settings.items() if k in DECODE_FIELDS}
+            processes = min(config.data.jobs or os.cpu_count() or 1, len(_problem_names(config, split)))
+            _decode(
+                run_dir,
+                split,
+                _eval_dir(run_dir, split, settings),
+                processes,
+                budget=config.selection.budget,
+                **overrides,
+            )
+            results = _results(run_dir, split, settings)
         score = _score(results)
         tried.append(
             {
@@ -283,6 +297,33 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
     write_text(run_dir / SELECTION_FILE, text)
     print(f"selection for {config.data.domain}: {json.dumps(chosen) if chosen else 'the defaults'}")
     return run_dir
+
+
+def _searched_alike(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings whose search is the same as these: without action elimination, which only shortens the
+    plans a search found."""
+    return {k: v for k, v in settings.items() if k != "decode.action_elimination"}
+
+
+def _eval_dir(run_dir: pathlib.Path, split: str, settings: Mapping[str, Any]) -> pathlib.Path:
+    return run_dir / "eval" / f"{split}-{_label(settings, DECODE_FIELDS)}"
+
+
+def _results(run_dir: pathlib.Path, split: str, settings: Mapping[str, Any]) -> list[dict]:
+    return json.loads((_eval_dir(run_dir, split, settings) / "results.json").read_text(encoding="utf-8"))
+
+
+def _eliminated(config: ml_collections.ConfigDict, results: list[dict]) -> list[dict]:
+    """The results of a search with action elimination, from those of the same search without: each solved
+    plan shortened as decoding would have (`search/decoding.py`, without a time limit), no search again."""
+    domain_file = layout.domain_file(config.data.pddl_root, config.data.domain)
+    shortened = []
+    for result in results:
+        if result["solved"]:
+            plan = eliminate_actions(load_task(domain_file, result["problem_file"]), result["plan"])
+            result = {**result, "plan": plan, "plan_length": len(plan)}
+        shortened.append(result)
+    return shortened
 
 
 def _decode(run_dir: pathlib.Path, split: str, out: pathlib.Path, processes: int, **decoding: Any) -> None:

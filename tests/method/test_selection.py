@@ -130,6 +130,25 @@ def test_a_step_added_to_the_menu_trains_nothing_again_and_elimination_shortens(
     assert ensemble.load_run(run).config.decode.action_elimination == (eliminated["plan_steps"] < kept["plan_steps"])
 
 
+def test_elimination_scored_from_the_search_without_it_scores_as_decoding_with_it(selected, tmp_path, monkeypatch):
+    root, workdir, _, _, config = selected
+    config = config.copy_and_resolve_references()
+    config.selection.steps += ",eliminated"
+    monkeypatch.setattr(selection.pipeline, "train_from_config", lambda *a, **k: pytest.fail("trained again"))
+    records = []
+    for name, searched_alike in (("derived", selection._searched_alike), ("decoded", dict)):
+        again = tmp_path / name
+        shutil.copytree(workdir, again)
+        monkeypatch.setattr(selection, "_searched_alike", searched_alike)  # dict: every candidate decoded
+        selection.train_domain(root, "blocks", again, config)
+        records.append(json.loads((again / selection.SELECTION_FILE).read_text()))
+        decoded_with_elimination = list(again.glob("selection/*/eval/*action_elimination=True*"))
+        assert bool(decoded_with_elimination) == (name == "decoded")
+    derived, decoded = records
+    assert [t["step"] for t in derived["tried"]].count("eliminated") >= 1
+    assert derived["tried"] == decoded["tried"] and derived["chosen"] == decoded["chosen"]
+
+
 def test_a_step_that_pays_only_beside_a_later_one_is_kept_in_the_second_pass(selected, tmp_path, monkeypatch):
     """Scores from a stand-in decoder: goal paths solve nothing alone, the value weight one problem, both two."""
     root, workdir, _, _, config = selected
