@@ -64,6 +64,7 @@ RESULT_FIELDS = (
     "outcome",
     "plan",
     "fingerprint",
+    "estimates_at_most_zero",
 )
 
 
@@ -292,6 +293,7 @@ def _evaluate_locked(
                 "outcome": f"cannot load: {e.reason}",
                 "plan": [],
                 "fingerprint": fingerprints[str(problem_file)],
+                "estimates_at_most_zero": 0,
             }
     logging.info(
         "%s: %d problems, %d already evaluated (%d of them by another seed with the same model)",

@@ -42,14 +42,15 @@ training problems whose expert plans the fit is validated on. Where neither the 
 step on them solves one (pass 0 in `tried`), no step that trains is tried on the larger problems first:
 those runs take the most time, and they are trained only for the choice on `validation`. The budget
 per selection problem is `selection.budget` expansions; the final run keeps the config's `decode.budget`.
-`eliminated` changes no search, only the plans it found: it is scored from the search of the same settings
-without it, its solved plans shortened, not decoded again.
+Two steps are scored from the search of the same settings without them where that search is theirs, not
+decoded again: `eliminated` changes no search, only the plans it found (its solved plans are shortened);
+`unclipped` changes a search only where it read an estimate at or below zero (each result counts them).
 
 On disk, below the domain's workdir:
 
   selection/<training label>/      one trained run per training variant (learning/train.py layout);
-                                   its decodings in eval/selection-<decode label>/ (none for
-                                   `eliminated`), the problems dealt into `data.jobs` processes
+                                   its decodings in eval/selection-<decode label>/ (none for a
+                                   step scored without decoding), the problems dealt into `data.jobs` processes
                                    (0: one per core), each in its shards/<k>-of-<n>/ there
   selection.json                   the menu, every tried candidate's score and split, the chosen settings,
                                    seconds
@@ -60,6 +61,7 @@ On disk, below the domain's workdir:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import pathlib
@@ -121,6 +123,9 @@ MENU = (
     Step("symmetry", {"decode.prune_symmetric": True}, False),
 )
 STEPS = tuple(step.name for step in MENU)
+# Decoding steps whose search is the same as without them, where `_derived` says so: their results follow
+# from the search's without them, and are not decoded again.
+SEARCH_ALIKE = {"decode.action_elimination": True, "decode.clip_cost_to_go": False}
 DECODE_FIELDS = (
     "decode.value_weight",
     "decode.path_weight",
@@ -197,6 +202,17 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
     training_fields = {k for step in steps if step.trains for k in step.settings}
     tried: list[dict] = []
     scores: dict[tuple[str, str], tuple[int, int, int]] = {}  # (split, settings) -> score, each evaluated once
+    found: dict[tuple[str, str], list[dict]] = {}  # (split, settings) -> the results scored
+
+    def derived(settings: dict[str, Any], split: str) -> list[dict] | None:
+        """The candidate's results from those of a search scored before that is the same as its own, if any."""
+        if config.decode.get("time_limit"):  # a deadline ends action elimination, and searches, where it falls
+            return None
+        for base in _searched_alike(settings):
+            results = found.get((split, json.dumps(base, sort_keys=True)))
+            if results is not None and (derivation := _derived(config, settings, base, results)) is not None:
+                return derivation
+        return None
 
     def evaluate(settings: dict[str, Any], step: str, split: str, number: int) -> tuple[int, int, int]:
         key = (split, json.dumps(settings, sort_keys=True))
@@ -205,10 +221,8 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
         trained = _with(config, {k: v for k, v in settings.items() if k not in DECODE_FIELDS})
         run_dir = workdir / SELECTION_DIR / _label(settings, training_fields)
         _train(trained, run_dir)
-        searched = _searched_alike(settings)
-        if (split, json.dumps(searched, sort_keys=True)) in scores and not config.decode.get("time_limit"):
-            results = _eliminated(config, _results(run_dir, split, searched))
-        else:
+        results = derived(settings, split)
+        if results is None:
             overrides = {k.split(".")[1]: v for k, v in settings.items() if k in DECODE_FIELDS}
             processes = min(config.data.jobs or os.cpu_count() or 1, len(_problem_names(config, split)))
             _decode(
@@ -220,6 +234,7 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
                 **overrides,
             )
             results = _results(run_dir, split, settings)
+        found[key] = results
         score = _score(results)
         tried.append(
             {
@@ -299,10 +314,15 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
     return run_dir
 
 
-def _searched_alike(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings whose search is the same as these: without action elimination, which only shortens the
-    plans a search found."""
-    return {k: v for k, v in settings.items() if k != "decode.action_elimination"}
+def _searched_alike(settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The settings whose search may be the same as these, nearest first: these without some of the
+    `SEARCH_ALIKE` steps they take."""
+    taken = [k for k, v in SEARCH_ALIKE.items() if k in settings and settings[k] == v]
+    return [
+        {k: v for k, v in settings.items() if k not in left_out}
+        for size in range(1, len(taken) + 1)
+        for left_out in itertools.combinations(taken, size)
+    ]
 
 
 def _eval_dir(run_dir: pathlib.Path, split: str, settings: Mapping[str, Any]) -> pathlib.Path:
@@ -313,9 +333,19 @@ def _results(run_dir: pathlib.Path, split: str, settings: Mapping[str, Any]) -> 
     return json.loads((_eval_dir(run_dir, split, settings) / "results.json").read_text(encoding="utf-8"))
 
 
-def _eliminated(config: ml_collections.ConfigDict, results: list[dict]) -> list[dict]:
-    """The results of a search with action elimination, from those of the same search without: each solved
-    plan shortened as decoding would have (`search/decoding.py`, without a time limit), no search again."""
+def _derived(
+    config: ml_collections.ConfigDict, settings: Mapping[str, Any], base: Mapping[str, Any], results: list[dict]
+) -> list[dict] | None:
+    """The results of a search with `settings`, from those of the search with `base` (`_searched_alike`): None
+    where the two searches may differ. Action elimination only shortens the plans a search found: each
+    solved plan is shortened as decoding would have (`search/decoding.py`, without a time limit). Estimates
+    kept below zero change a search only where it had one at or below zero."""
+    ours, theirs = _with(config, settings).decode, _with(config, base).decode
+    unclipped = theirs.clip_cost_to_go and not ours.clip_cost_to_go
+    if unclipped and any(r.get("estimates_at_most_zero", 1) for r in results):  # no count (older records): 1
+        return None
+    if not ours.action_elimination or theirs.action_elimination:
+        return results
     domain_file = layout.domain_file(config.data.pddl_root, config.data.domain)
     shortened = []
     for result in results:

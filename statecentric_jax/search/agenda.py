@@ -34,7 +34,7 @@ class Agenda:
         self.task, self.goals_per_stage = task, goals_per_stage
         self.state = task.init
         self.plan: list[str] = []
-        self.steps = self.expanded = self.stages = 0
+        self.steps = self.expanded = self.stages = self.estimates_at_most_zero = 0
         self.started = time.perf_counter()
 
     def stage_task(self) -> Task:
@@ -52,6 +52,7 @@ class Agenda:
         self.stages += 1
         self.steps += result.steps
         self.expanded += expanded
+        self.estimates_at_most_zero += result.estimates_at_most_zero
         self.state = simulate(dataclasses.replace(self.task, init=self.state), result.plan, require_goal=False)[-1]
         self.plan += result.plan
         if result.solved and not self.task.goal_reached(self.state):
@@ -66,6 +67,7 @@ class Agenda:
             seconds=time.perf_counter() - self.started,
             outcome=result.outcome,
             expanded=self.expanded,
+            estimates_at_most_zero=self.estimates_at_most_zero,
         )
 
     def stage_config(self, config: DecodeConfig) -> DecodeConfig | None:

@@ -121,6 +121,7 @@ class DecodeResult:
     seconds: float
     outcome: str  # an Outcome value, or "cannot encode: <reason>"
     expanded: int = 0  # nodes expanded
+    estimates_at_most_zero: int = 0  # cost-to-go estimates at or below zero its search read (`Instance`)
 
 
 @dataclasses.dataclass(eq=False)
@@ -134,6 +135,9 @@ class Instance:
     root: Node
     steps: int = 0  # rounds of expansion
     expanded: int = 0  # nodes expanded
+    # cost-to-go estimates at or below zero that a search read (`strategies.BestFirst`): where there are none,
+    # reading those below zero as zero (`clip_cost_to_go`) changed nothing in it
+    estimates_at_most_zero: int = 0
     # (parent node, child state) pairs -> their model distances, where a strategy asks for them only when
     # they decide (`strategies.distances_only_break_ties`); None: every expansion comes with them
     tie_distances: Callable[[Sequence[tuple[Node, frozenset]]], np.ndarray] | None = None
@@ -168,6 +172,7 @@ def finish(inst: Instance, outcome: Outcome, node: Node | None) -> DecodeResult:
         seconds=time.perf_counter() - inst.started,
         outcome=outcome.value,
         expanded=inst.expanded,
+        estimates_at_most_zero=inst.estimates_at_most_zero,
     )
 
 

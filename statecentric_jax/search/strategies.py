@@ -323,6 +323,8 @@ class BestFirst:
                 if self.inst.problem.task.goal_reached(state):
                     return Outcome.GOAL, expansion.child(index, summed)
                 estimated = expansion.values is None or not math.isnan(expansion.values[index])
+                if expansion.values is not None and expansion.values[index] <= 0:
+                    self.inst.estimates_at_most_zero += 1
                 priority = self._priority(expansion, index, summed) if estimated else (math.inf, 0.0)
                 entry = OpenNode(
                     *priority, next(self.tie), key, expansion.actions[index], summed, expansion.node, expansion.carry

@@ -130,22 +130,33 @@ def test_a_step_added_to_the_menu_trains_nothing_again_and_elimination_shortens(
     assert ensemble.load_run(run).config.decode.action_elimination == (eliminated["plan_steps"] < kept["plan_steps"])
 
 
-def test_elimination_scored_from_the_search_without_it_scores_as_decoding_with_it(selected, tmp_path, monkeypatch):
+def test_steps_scored_from_the_search_without_them_score_as_decoding_them(selected, tmp_path, monkeypatch):
+    """Elimination and unclipped estimates, scored from the search without them where it is the same, score as
+    their own decodings; unclipped is derived only where no estimate of that search was at or below zero."""
     root, workdir, _, _, config = selected
     config = config.copy_and_resolve_references()
-    config.selection.steps += ",eliminated"
+    config.selection.steps += ",unclipped,eliminated"
     monkeypatch.setattr(selection.pipeline, "train_from_config", lambda *a, **k: pytest.fail("trained again"))
     records = []
-    for name, searched_alike in (("derived", selection._searched_alike), ("decoded", dict)):
+    for name, searched_alike in (("derived", selection._searched_alike), ("decoded", lambda settings: [])):
         again = tmp_path / name
         shutil.copytree(workdir, again)
-        monkeypatch.setattr(selection, "_searched_alike", searched_alike)  # dict: every candidate decoded
+        monkeypatch.setattr(selection, "_searched_alike", searched_alike)  # []: every candidate decoded
         selection.train_domain(root, "blocks", again, config)
         records.append(json.loads((again / selection.SELECTION_FILE).read_text()))
         decoded_with_elimination = list(again.glob("selection/*/eval/*action_elimination=True*"))
         assert bool(decoded_with_elimination) == (name == "decoded")
     derived, decoded = records
-    assert [t["step"] for t in derived["tried"]].count("eliminated") >= 1
+    assert {"eliminated", "unclipped"} <= {t["step"] for t in derived["tried"]}
+    unclipped_decodings = list((tmp_path / "decoded").glob("selection/*/eval/*clip_cost_to_go=False*"))
+    assert unclipped_decodings
+    for unclipped in unclipped_decodings:  # decoded again exactly where the clipped search read an estimate <= 0
+        split, _, label = unclipped.name.partition("-")
+        others = [part for part in label.split("-") if part != "clip_cost_to_go=False"]
+        clipped_dir = unclipped.with_name(f"{split}-{'-'.join(others) or 'default'}")
+        clipped = json.loads((clipped_dir / "results.json").read_text())
+        decoded_again = (tmp_path / "derived" / unclipped.relative_to(tmp_path / "decoded")).exists()
+        assert decoded_again == any(r["estimates_at_most_zero"] for r in clipped)
     assert derived["tried"] == decoded["tried"] and derived["chosen"] == decoded["chosen"]
 
 

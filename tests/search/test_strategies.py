@@ -131,9 +131,9 @@ def pop_unexpanded(queue: list, done: set, tie_at: int, horizon: int):
     return None
 
 
-def reference_best_first(task, model, encoder, config, cost_to_go=None):
+def reference_best_first(task, model, encoder, config, cost_to_go=None, values_read=None):
     """Greedy best-first search the plain way, one node at a time, every node whole: the plan or None,
-    and the nodes it expanded.
+    and the nodes it expanded; each cost-to-go estimate a priority is made of is added to `values_read`.
     With novelty exploration, every other node comes from a second heap ordered by (width, priority);
     with preferred exploration, from a heap by priority of the children nearest their parent's prediction;
     with greedy exploration, from a heap by priority without the path term;
@@ -171,6 +171,8 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None):
             if task.goal_reached(child):
                 return [*plan, action], expanded
             if cost_to_go is not None:
+                if values_read is not None:
+                    values_read.append(float(values[i]))
                 value = float(values[i]) + config.value_weight * distance
                 priority = (value + config.path_weight * (len(plan) + 1), distance)
             else:
@@ -285,6 +287,46 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance, 
     expected = [reference_best_first(t, model, encoder, config, cost_to_go) for t in problems]
     assert [(r.plan if r.solved else None, r.steps) for r in results] == expected
     assert sum(plan is not None for plan, _ in expected) >= 3 and any(len(p or []) > 3 for p, _ in expected)
+
+
+class LoweredCostToGo(LinearCostToGo):
+    """A linear cost-to-go less a constant, read as zero below zero where `clipped` (as `RidgeCostToGo`)."""
+
+    def __init__(self, dim, seed, lowered_by, clipped):
+        super().__init__(dim, seed)
+        self.lowered_by, self.clipped = lowered_by, clipped
+
+    def estimate(self, states, goals):
+        estimate = super().estimate(states, goals) - self.lowered_by
+        return np.maximum(estimate, 0.0) if self.clipped else estimate
+
+
+@pytest.mark.parametrize("lowered_by", [0.0, 4.0, 16.0])
+def test_estimates_read_at_or_below_zero_are_counted_and_where_none_are_unclipped_searches_alike(
+    tasks, towers, lowered_by
+):
+    """Each problem's result counts the estimates at or below zero its search read, as a plain search reads
+    them (a goal child ends the search unread, a closed one is not read); where there are none, the search
+    with estimates below zero kept is the same search."""
+    problems = tasks + towers
+    encoder = fit_encoder("wl", "blocks", [(t, [t.init]) for t in problems])
+    model = ShiftModel(encoder.dim, seed=2)
+    config = DecodeConfig(strategy="best_first", metric="euclidean", budget=200, horizon_base=12, path_weight=0.5)
+    config = dataclasses.replace(config, exploration="relaxed_plan")
+    clipped, unclipped = (LoweredCostToGo(encoder.dim, 3, lowered_by, clip) for clip in (True, False))
+    results = decode(problems, model, encoder, config, cost_to_go=clipped)
+    for task, result in zip(problems, results):
+        read: list[float] = []
+        reference_best_first(task, model, encoder, config, clipped, read)
+        assert result.estimates_at_most_zero == sum(value <= 0 for value in read)
+    kept = decode(problems, model, encoder, config, cost_to_go=unclipped)
+    for result, other in zip(results, kept):
+        if not result.estimates_at_most_zero:
+            assert (other.plan, other.steps, other.estimates_at_most_zero) == (result.plan, result.steps, 0)
+    counted = [r.estimates_at_most_zero > 0 for r in results]
+    assert any(counted) == (lowered_by > 0)
+    if lowered_by == 16.0:  # where estimates below zero are read, keeping them can change the search
+        assert any((r.plan, r.steps) != (o.plan, o.steps) for r, o in zip(results, kept))
 
 
 def test_the_model_is_asked_only_where_its_distance_breaks_a_tie(tasks, towers):
