@@ -201,8 +201,7 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
     steps = menu_steps(config)
     training_fields = {k for step in steps if step.trains for k in step.settings}
     tried: list[dict] = []
-    scores: dict[tuple[str, str], tuple[int, int, int]] = {}  # (split, settings) -> score, each evaluated once
-    found: dict[tuple[str, str], list[dict]] = {}  # (split, settings) -> the results scored
+    found: dict[tuple[str, str], list[dict]] = {}  # (split, settings) -> the results scored, each evaluated once
 
     def derived(settings: dict[str, Any], split: str) -> list[dict] | None:
         """The candidate's results from those of a search scored before that is the same as its own, if any."""
@@ -216,8 +215,8 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
 
     def evaluate(settings: dict[str, Any], step: str, split: str, number: int) -> tuple[int, int, int]:
         key = (split, json.dumps(settings, sort_keys=True))
-        if key in scores:
-            return scores[key]
+        if key in found:
+            return _score(found[key])
         trained = _with(config, {k: v for k, v in settings.items() if k not in DECODE_FIELDS})
         run_dir = workdir / SELECTION_DIR / _label(settings, training_fields)
         _train(trained, run_dir)
@@ -249,7 +248,6 @@ def select_and_train(config: ml_collections.ConfigDict, workdir: str | os.PathLi
             }
         )
         logging.info("selection: %s %s on %s -> solved %d/%d", step, settings, split, score[0], len(results))
-        scores[key] = score
         return score
 
     def reachable(split: str) -> bool:

@@ -322,8 +322,9 @@ class BestFirst:
                     summed = float(np.float32(summed) + expansion.distances[index])
                 if self.inst.problem.task.goal_reached(state):
                     return Outcome.GOAL, expansion.child(index, summed)
-                estimated = expansion.values is None or not math.isnan(expansion.values[index])
-                if expansion.values is not None and expansion.values[index] <= 0:
+                value = None if expansion.values is None else expansion.values[index]
+                estimated = value is None or not math.isnan(value)
+                if value is not None and value <= 0:
                     self.inst.estimates_at_most_zero += 1
                 priority = self._priority(expansion, index, summed) if estimated else (math.inf, 0.0)
                 entry = OpenNode(
