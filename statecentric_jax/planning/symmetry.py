@@ -60,14 +60,35 @@ class Twins:
             fixed[name] += said
         self.candidates = [name for name in task.objects if name not in task.constants]
         self.fixed = {name: (frozenset(roles[name]), frozenset(fixed.get(name, ()))) for name in self.candidates}
+        self._last: tuple[frozenset[str], dict[str, frozenset[str]]] | None = None  # the state last asked, said
 
     def classes(self, state: frozenset[str]) -> dict[str, tuple[str, ...]]:
         """Each object with a twin in `state`, with its class (in the task's object order)."""
-        said = _described(state)
+        said = self._said(state)
         groups: dict[tuple, list[str]] = collections.defaultdict(list)
+        nothing: frozenset[str] = frozenset()
         for name in self.candidates:
-            groups[(self.fixed[name], frozenset(said.get(name, ())))].append(name)
+            groups[(self.fixed[name], said.get(name, nothing))].append(name)
         return {name: tuple(group) for group in groups.values() if len(group) > 1 for name in group}
+
+    def _said(self, state: frozenset[str]) -> dict[str, frozenset[str]]:
+        """Per object, what `state` says of it; from the state last asked where the two differ in few atoms (a
+        search expands states near each other), only the objects of those atoms described again."""
+        last = self._last
+        if last is not None and len(last[0] ^ state) <= len(state) // 2:
+            before, said = last[0], dict(last[1])
+            changed: dict[str, set[str]] = {}
+            for atom in before - state:
+                for name, text in _sayings(atom):
+                    changed.setdefault(name, set(said.get(name, ()))).discard(text)
+            for atom in state - before:
+                for name, text in _sayings(atom):
+                    changed.setdefault(name, set(said.get(name, ()))).add(text)
+            said.update((name, frozenset(texts)) for name, texts in changed.items())
+        else:
+            said = {name: frozenset(texts) for name, texts in _described(state).items()}
+        self._last = state, said
+        return said
 
 
 class Orbits:
@@ -94,10 +115,10 @@ def _canonical(name: str, twins: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     """The operator's words with each twin renamed to the first member of its class not yet used, in order
     of appearance: equal exactly for the operators that a permutation of twins maps onto each other."""
     words = _words(name)
-    if not twins:
+    if twins.keys().isdisjoint(words[1:]):
         return words
     renamed: dict[str, str] = {}
-    used: collections.Counter[tuple[str, ...]] = collections.Counter()
+    used: dict[tuple[str, ...], int] = {}
     out = [words[0]]
     for word in words[1:]:
         group = twins.get(word)
@@ -105,7 +126,8 @@ def _canonical(name: str, twins: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
             out.append(word)
             continue
         if word not in renamed:
-            renamed[word] = group[used[group]]
-            used[group] += 1
+            count = used.get(group, 0)
+            renamed[word] = group[count]
+            used[group] = count + 1
         out.append(renamed[word])
     return tuple(out)

@@ -8,6 +8,7 @@ import pytest
 
 from statecentric_jax.planning.relaxed import RelaxedReachability
 from statecentric_jax.planning.successors import SuccessorGenerator
+from statecentric_jax.planning.symmetry import Twins
 from statecentric_jax.planning.tasks import Task, load_task
 from statecentric_jax.problems import layout
 from tests.embedding.test_encoders import rename
@@ -84,3 +85,17 @@ def test_a_constant_is_never_a_twin(tmp_path):
     assert (generated, kept) == (6, 3)
     moved = SuccessorGenerator(task).successors(task.init)[0][1]
     _check_orbits(task, moved)
+
+
+@pytest.mark.parametrize("domain", ["gripper", "logistics"])
+def test_classes_asked_along_a_search_are_those_of_each_state_alone(data_root, domain):
+    task = load_task(layout.domain_file(data_root, domain), layout.problem_files(data_root, domain, "validation")[-1])
+    generator, twins, rng = SuccessorGenerator(task), Twins(task), random.Random(1)
+    states, changed = [task.init], 0
+    for _ in range(40):  # a walk, with jumps back to states seen before (a search's next node is often not a child)
+        states.append(rng.choice([*generator.successors(states[-1]), *((None, s) for s in states[::7])])[1])
+    for state in states:
+        alone = Twins(task).classes(state)
+        assert twins.classes(state) == alone
+        changed += alone != Twins(task).classes(task.init)
+    assert changed  # the walk reaches states whose twins differ from the start's
