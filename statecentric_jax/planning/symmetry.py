@@ -75,13 +75,14 @@ class Twins:
         """Per object, what `state` says of it; from the state last asked where the two differ in few atoms (a
         search expands states near each other), only the objects of those atoms described again."""
         last = self._last
-        if last is not None and len(last[0] ^ state) <= len(state) // 2:
-            before, said = last[0], dict(last[1])
+        removed, added = (last[0] - state, state - last[0]) if last is not None else ((), ())
+        if last is not None and len(removed) + len(added) <= len(state) // 2:
+            said = dict(last[1])
             changed: dict[str, set[str]] = {}
-            for atom in before - state:
+            for atom in removed:
                 for name, text in _sayings(atom):
                     changed.setdefault(name, set(said.get(name, ()))).discard(text)
-            for atom in state - before:
+            for atom in added:
                 for name, text in _sayings(atom):
                     changed.setdefault(name, set(said.get(name, ()))).add(text)
             said.update((name, frozenset(texts)) for name, texts in changed.items())
