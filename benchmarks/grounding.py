@@ -2,9 +2,10 @@
 reachability) against pyperplan's grounding of every statically allowed action and against Fast
 Downward's whole translator (`fast-downward.py --translate`: parsing, grounding, invariants, SAS).
 
-    python benchmarks/grounding.py --root=<IPC-layout folder> \\
+    python -m benchmarks.grounding --root=<IPC-layout folder> \\
         --problems=sokoban/medium/p01,rovers/hard/p01 --old_time_limit=60
-    python benchmarks/grounding.py --paper_root=data
+    python -m benchmarks.grounding --paper_root=data
+    python -m benchmarks.grounding --instantiation=<domain.pddl>:<problem.pddl>,...
 
 With `--problems` (pNN of `<root>/<domain>/testing/<level>/`), each grounding runs in a process
 of its own, one after another on the same problem, under `--memory_limit_mb` (address space):
@@ -14,6 +15,10 @@ after `--old_time_limit` seconds (0: not run).
 
 With `--paper_root` (a paper-splits-like tree), every problem of every split is loaded in this
 process by the new and the old `load_task`, alternately, and the totals per domain are compared.
+
+With `--instantiation`, `load_task` as it is (ours) and with the translator's own instantiation of
+the same reachability model (`reference_grounding.translator_grounded`) run alternately, twice
+each, in fresh processes; a digest of each task tells whether they are the same.
 """
 
 import json
@@ -42,16 +47,23 @@ OLD_TIME_LIMIT = flags.DEFINE_float("old_time_limit", 60, "Seconds before the ol
 TIME_LIMIT = flags.DEFINE_float("time_limit", 1800, "Seconds before ours or Fast Downward's translator is given up.")
 MEMORY_LIMIT_MB = flags.DEFINE_integer("memory_limit_mb", 8192, "Address-space limit of every grounding process.")
 PAPER_ROOT = flags.DEFINE_string("paper_root", "", "A paper-splits-like tree: time load_task new against old.")
+INSTANTIATION = flags.DEFINE_list(
+    "instantiation", [], "domain.pddl:problem.pddl pairs: ours against the translator's own instantiation."
+)
 
 # Run in a fresh interpreter: load the task with the named grounding, print its seconds and operators.
 _MEASURE = """
-import json, sys, time
-from statecentric_jax.planning.reference_grounding import ground_all
+import hashlib, json, sys, time
+from statecentric_jax.planning.reference_grounding import ground_all, translator_grounded
 from statecentric_jax.planning.tasks import ground_reachable, load_task
-grounder = {"ours": ground_reachable, "old": ground_all}[sys.argv[1]]
+grounder = {"ours": ground_reachable, "old": ground_all, "translator": translator_grounded}[sys.argv[1]]
 start = time.perf_counter()
 task = load_task(sys.argv[2], sys.argv[3], grounder=grounder)
-print(json.dumps({"seconds": time.perf_counter() - start, "operators": len(task.operators)}))
+seconds = time.perf_counter() - start
+parts = [(op.name, *map(sorted, (op.pre, op.pre_neg, op.add, op.delete))) for op in task.operators]
+parts += [sorted(task.init), sorted(task.static), sorted(task.goal)]
+digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+print(json.dumps({"seconds": seconds, "operators": len(task.operators), "digest": digest}))
 """
 
 
@@ -112,12 +124,15 @@ def run_limited(command: list[str], time_limit: float, cwd: str) -> tuple[str, f
 
 def measure_load(which: str, domain_file: str, problem_file: str, time_limit: float) -> tuple[str, float, int | None]:
     """(outcome or seconds as text, peak MB, operators) of load_task with one grounding in a fresh process."""
+    outcome, peak_mb, result = measured_load(which, domain_file, problem_file, time_limit)
+    return (f"{result['seconds']:.2f}", peak_mb, result["operators"]) if result else (outcome, peak_mb, None)
+
+
+def measured_load(which: str, domain_file: str, problem_file: str, time_limit: float) -> tuple[str, float, dict]:
+    """(outcome, peak MB, _MEASURE's result or {}) of load_task with one grounding in a fresh process."""
     command = [sys.executable, "-c", _MEASURE, which, domain_file, problem_file]
     outcome, _, peak_mb, text = run_limited(command, time_limit, cwd=os.getcwd())
-    if outcome != "ok":
-        return outcome, peak_mb, None
-    result = json.loads(text.strip().splitlines()[-1])
-    return f"{result['seconds']:.2f}", peak_mb, result["operators"]
+    return outcome, peak_mb, json.loads(text.strip().splitlines()[-1]) if outcome == "ok" else {}
 
 
 def measure_translator(domain_file: str, problem_file: str) -> tuple[str, float]:
@@ -203,14 +218,44 @@ def compare_paper() -> None:
     print(load_line())
 
 
+def compare_instantiation() -> None:
+    pairs = [spec.rsplit(":", 1) for spec in INSTANTIATION.value]
+    for spec, pair in zip(INSTANTIATION.value, pairs):  # all checked before the first is timed
+        if len(pair) != 2 or not all(os.path.isfile(path) for path in pair):
+            raise InputError("--instantiation", f"'{spec}' is not <domain.pddl>:<problem.pddl> of two files")
+    columns = "problem, ground ops, ours s, translator's s, ours MB, translator's MB, translator's / ours, same task"
+    print_header(columns.split(", "))
+    for domain_file, problem_file in pairs:
+        runs: dict[str, list[tuple[str, float, dict]]] = {"ours": [], "translator": []}
+        for _ in range(2):
+            for which in runs:
+                runs[which].append(measured_load(which, domain_file, problem_file, TIME_LIMIT.value))
+        results = [result for done in runs.values() for _, _, result in done]
+        if not all(results):
+            outcomes = {which: [outcome for outcome, _, _ in done] for which, done in runs.items()}
+            print(f"| {problem_file} | {outcomes} |", flush=True)
+            continue
+        seconds = {which: [result["seconds"] for _, _, result in done] for which, done in runs.items()}
+        peaks = {which: max(peak for _, peak, _ in done) for which, done in runs.items()}
+        same = len({result["digest"] for result in results}) == 1
+        row = [problem_file, str(results[0]["operators"])]
+        row += [" / ".join(f"{s:.2f}" for s in seconds[which]) for which in runs]
+        row += [megabytes(peaks[which]) for which in runs]
+        row += [f"{sum(seconds['translator']) / sum(seconds['ours']):.2f}", "yes" if same else "NO"]
+        print("| " + " | ".join(row) + " |", flush=True)
+    print(load_line())
+
+
 def main(argv):
     del argv
     if PAPER_ROOT.value:
         compare_paper()
     if PROBLEMS.value:
         compare_problems()
-    if not (PAPER_ROOT.value or PROBLEMS.value):
-        raise InputError("--problems", "give --problems (with --root) or --paper_root")
+    if INSTANTIATION.value:
+        compare_instantiation()
+    if not (PAPER_ROOT.value or PROBLEMS.value or INSTANTIATION.value):
+        raise InputError("--problems", "give --problems (with --root), --paper_root or --instantiation")
 
 
 if __name__ == "__main__":

@@ -1,19 +1,23 @@
-"""Pyperplan's grounding, the reference that `tasks.load_task`'s grounding is tested and timed against.
+"""References that `tasks.load_task`'s grounding is tested and timed against.
 
 Pyperplan grounds every action with every combination of objects that the static facts allow,
 whether reachable or not, and supports neither negative preconditions nor equality: on the
-domains it supports, its task and `load_task`'s agree on every reachable state.
+domains it supports, its task and `load_task`'s agree on every reachable state. Fast Downward's
+translator instantiates the same reachability model as `load_task` into objects of its own
+(`instantiate.explore`): converted, the same ground actions in the same order.
 """
 
 from __future__ import annotations
 
 import os
 
+from fast_downward.translate import instantiate, normalize, options
+from fast_downward.translate.pddl_parser import parsing_functions
 from pyperplan import grounding
 from pyperplan import task as pyperplan_task
 from pyperplan.pddl.parser import Parser
 
-from statecentric_jax.planning.tasks import GroundActions, Task, load_task
+from statecentric_jax.planning.tasks import GroundActions, Task, load_task, quiet_translator
 
 
 def pyperplan_grounded(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> pyperplan_task.Task:
@@ -35,3 +39,25 @@ def ground_all(domain_file: str, problem_file: str, domain_pddl: list, problem_p
 def reference_task(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> Task:
     """The task that `load_task` built with pyperplan's grounding."""
     return load_task(domain_file, problem_file, grounder=ground_all)
+
+
+def translator_grounded(domain_file: str, problem_file: str, domain_pddl: list, problem_pddl: list) -> GroundActions:
+    """`tasks.ground_reachable`'s result from the translator's own instantiation (valid input only)."""
+    with quiet_translator():
+        options.set_options(["--keep-no-ops", "--", domain_file, problem_file])
+        task = parsing_functions.parse_task(domain_pddl, problem_pddl)
+        normalize.normalize(task)
+        _, _, actions, _, _, _ = instantiate.explore(task)
+
+    def text(atom) -> str:
+        return "(" + " ".join((atom.predicate, *atom.args)) + ")"
+
+    ground = []
+    for action in actions:
+        pre = frozenset(text(literal) for literal in action.precondition if not literal.negated)
+        pre_neg = frozenset(text(literal) for literal in action.precondition if literal.negated)
+        add = frozenset(text(atom) for _, atom in action.add_effects) - pre
+        delete = frozenset(text(atom) for _, atom in action.del_effects) - add
+        name = action.name if not action.name.endswith(" )") else action.name[:-2] + ")"
+        ground.append((name, pre, pre_neg, add, delete))
+    return ground

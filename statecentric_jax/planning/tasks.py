@@ -3,10 +3,11 @@
 A small s-expression reader checks the files for what this project cannot handle
 (features used, not merely declared, and names that the domain does not define), so
 that users get one clear line instead of a parser traceback. Fast Downward's
-translator, used as a library, then parses and grounds by relaxed reachability: only
-the actions whose preconditions some relaxed plan can reach become operators, as in
-Fast Downward itself. Atoms and actions are lower-case strings in IPC notation,
-e.g. "(on a b)" and "(stack a b)". A state is a frozenset of the atoms of fluent
+translator, used as a library, then parses and finds the actions by relaxed reachability:
+only the actions whose preconditions some relaxed plan can reach become operators, as in
+Fast Downward itself (made here as its `instantiate` makes them, without its objects).
+Atoms and actions are lower-case strings in IPC notation, e.g. "(on a b)" and
+"(stack a b)". A state is a frozenset of the atoms of fluent
 (non-static) predicates; the static atoms, true in every state, are kept once in
 `Task.static`. This keeps successor generation cheap (states are small) while
 `state | task.static` is always the full PDDL state.
@@ -18,13 +19,14 @@ import contextlib
 import dataclasses
 import functools
 import io
+import operator
 import os
 import re
 import sys
 import threading
 from collections.abc import Callable, Iterator
 
-from fast_downward.translate import instantiate, normalize, options
+from fast_downward.translate import build_model, normalize, options, pddl, pddl_to_prolog
 from fast_downward.translate.pddl_parser import parsing_functions
 
 from statecentric_jax.errors import InputError
@@ -379,7 +381,7 @@ _translator_lock = threading.Lock()  # the translator keeps its options in a mod
 
 
 @contextlib.contextmanager
-def _quiet_translator() -> Iterator[None]:
+def quiet_translator() -> Iterator[None]:
     """Serialise translator calls and drop the progress lines and warnings it prints."""
     with _translator_lock:
         stdout, stderr, me = sys.stdout, sys.stderr, threading.get_ident()
@@ -394,11 +396,96 @@ GroundActions = list[tuple[str, frozenset[str], frozenset[str], frozenset[str], 
 Grounder = Callable[[str, str, list, list], GroundActions]
 
 
+Key = tuple[str, tuple[str, ...]]  # an atom as (predicate, arguments): hashed in C, unlike the translator's atoms
+Arguments = Callable[[tuple[str, ...]], tuple[str, ...]]  # a literal's arguments from its action's
+Literal = tuple[bool, str, Arguments]  # (negated, predicate, arguments)
+
+
+def _arguments(spec: tuple[int | str, ...]) -> Arguments:
+    """The arguments of a literal from its action's: `spec` gives each one's parameter index, or a constant."""
+    positions = [item for item in spec if isinstance(item, int)]
+    if len(positions) == len(spec) > 1:
+        return operator.itemgetter(*positions)  # a tuple for two or more
+    if len(positions) == len(spec) == 1:
+        position = positions[0]
+        return lambda args: (args[position],)
+    return lambda args: tuple([args[item] if isinstance(item, int) else item for item in spec])
+
+
+def _literals_of(action: pddl.Action) -> tuple[list[Literal], list[Literal]]:
+    """The precondition's and the effects' literals of a normalized action of a STRIPS domain (what
+    `_check_domain` accepts: conjunctions of literals, effects without conditions or parameters)."""
+    index = {parameter.name: position for position, parameter in enumerate(action.parameters)}
+
+    def literal(condition: pddl.Literal) -> Literal:
+        spec = tuple(index.get(arg, arg) for arg in condition.args)
+        return condition.negated, condition.predicate, _arguments(spec)
+
+    precondition = action.precondition
+    parts = (precondition,) if isinstance(precondition, pddl.Literal) else precondition.parts
+    assert all(isinstance(part, pddl.Literal) for part in parts), action.name
+    assert all(not effect.parameters and isinstance(effect.condition, pddl.Truth) for effect in action.effects)
+    return [literal(part) for part in parts], [literal(effect.literal) for effect in action.effects]
+
+
+def _instantiated(task: pddl.Task, model: list) -> GroundActions:
+    """(name, pre, pre_neg, add, delete) of the model's actions, as the translator's `instantiate` makes
+    them but without its objects: a static literal is decided by the initial state (an action whose
+    static precondition fails is left out), a fluent one is kept, an effect on an atom never reached is
+    dropped, and an atom both added and deleted is added. Fluent atoms only."""
+    fluent_predicates = {effect.literal.predicate for action in task.actions for effect in action.effects}
+    fluent: set[Key] = set()
+    for atom in model:
+        if atom.predicate in fluent_predicates:
+            fluent.add((atom.predicate, tuple(atom.args)))
+    init = {(fact.predicate, tuple(fact.args)) for fact in task.init if isinstance(fact, pddl.Atom)}
+    strings: dict[Key, str] = {}
+
+    def text(key: Key) -> str:  # one string per atom, shared by every operator that names it
+        found = strings.get(key)
+        if found is None:
+            found = strings[key] = "(" + " ".join((key[0], *key[1])) + ")"
+        return found
+
+    compiled: dict[int, tuple[list[Literal], list[Literal]]] = {}
+    ground = []
+    for atom in model:
+        action = atom.predicate
+        if not isinstance(action, pddl.Action):
+            continue
+        if id(action) not in compiled:
+            compiled[id(action)] = _literals_of(action)
+        precondition, effects = compiled[id(action)]
+        args = tuple(atom.args)
+        pre: list[str] = []
+        pre_neg: list[str] = []
+        for negated, predicate, arguments in precondition:
+            key = (predicate, arguments(args))
+            if key in fluent:
+                (pre_neg if negated else pre).append(text(key))
+            elif (key in init) == negated:  # a static atom that fails: true where it must be false, or false
+                break
+        else:
+            adds: set[str] = set()
+            deletes: set[str] = set()
+            for negated, predicate, arguments in effects:
+                key = (predicate, arguments(args))
+                if key in fluent:
+                    (deletes if negated else adds).add(text(key))
+            external = args[: action.num_external_parameters]
+            name = "(" + " ".join((action.name, *external)) + ")"
+            pre_set = frozenset(pre)
+            add = frozenset(adds) - pre_set  # adding what holds changes nothing
+            ground.append((name, pre_set, frozenset(pre_neg), add, frozenset(deletes - adds) - add))
+    return ground
+
+
 def ground_reachable(domain_file: str, problem_file: str, domain_pddl: list, problem_pddl: list) -> GroundActions:
-    """(name, pre, pre_neg, add, delete) of the relaxed-reachable ground actions, by Fast Downward's
-    translator; fluent atoms only (static preconditions are decided at grounding). The files are
-    read already (`domain_pddl`, `problem_pddl`: their checked s-expressions); they name the errors."""
-    with _quiet_translator():
+    """(name, pre, pre_neg, add, delete) of the relaxed-reachable ground actions: the actions of Fast
+    Downward's translator's reachability model (`_instantiated`); fluent atoms only (static preconditions are
+    decided at grounding). The files are read already (`domain_pddl`, `problem_pddl`: their checked
+    s-expressions); they name the errors."""
+    with quiet_translator():
         options.set_options(["--keep-no-ops", "--", domain_file, problem_file])  # operators without effects too
         try:
             task = parsing_functions.parse_task(domain_pddl, problem_pddl)
@@ -407,27 +494,8 @@ def ground_reachable(domain_file: str, problem_file: str, domain_pddl: list, pro
             path = domain_file if reason.startswith("Parsing domain") else problem_file
             raise InputError(path, f"malformed PDDL: {reason[:300]}") from None
         normalize.normalize(task)
-        _, _, actions, _, _, _ = instantiate.explore(task)
-    strings: dict[tuple, str] = {}
-
-    def text(atom) -> str:  # one string per atom, shared by every operator that names it
-        key = (atom.predicate, atom.args)  # hashed in C, unlike the translator's atoms
-        found = strings.get(key)
-        if found is None:
-            found = strings[key] = "(" + " ".join((atom.predicate, *atom.args)) + ")"
-        return found
-
-    ground = []
-    actions.reverse()
-    while actions:  # each of the translator's actions freed once converted: the peak holds one representation
-        action = actions.pop()
-        pre = frozenset([text(lit) for lit in action.precondition if not lit.negated])
-        pre_neg = frozenset([text(lit) for lit in action.precondition if lit.negated])
-        add = frozenset([text(atom) for _, atom in action.add_effects]) - pre  # adding what holds changes nothing
-        delete = frozenset([text(atom) for _, atom in action.del_effects]) - add  # add-after-delete semantics
-        name = action.name if not action.name.endswith(" )") else action.name[:-2] + ")"  # "(name )": no arguments
-        ground.append((name, pre, pre_neg, add, delete))
-    return ground
+        model = build_model.compute_model(pddl_to_prolog.translate(task))
+    return _instantiated(task, model)
 
 
 def load_task(
