@@ -396,9 +396,9 @@ GroundActions = list[tuple[str, frozenset[str], frozenset[str], frozenset[str], 
 Grounder = Callable[[str, str, list, list], GroundActions]
 
 
-Key = tuple[str, tuple[str, ...]]  # an atom as (predicate, arguments): hashed in C, unlike the translator's atoms
+AtomKey = tuple[str, tuple[str, ...]]  # an atom as (predicate, arguments): hashed in C, unlike the translator's atoms
 Arguments = Callable[[tuple[str, ...]], tuple[str, ...]]  # a literal's arguments from its action's
-Literal = tuple[bool, str, Arguments]  # (negated, predicate, arguments)
+LiteralTemplate = tuple[bool, str, Arguments]  # (negated, predicate, arguments)
 
 
 def _arguments(spec: tuple[int | str, ...]) -> Arguments:
@@ -412,12 +412,12 @@ def _arguments(spec: tuple[int | str, ...]) -> Arguments:
     return lambda args: tuple([args[item] if isinstance(item, int) else item for item in spec])
 
 
-def _literals_of(action: pddl.Action) -> tuple[list[Literal], list[Literal]]:
+def _literals_of(action: pddl.Action) -> tuple[list[LiteralTemplate], list[LiteralTemplate]]:
     """The precondition's and the effects' literals of a normalized action of a STRIPS domain (what
     `_check_domain` accepts: conjunctions of literals, effects without conditions or parameters)."""
     index = {parameter.name: position for position, parameter in enumerate(action.parameters)}
 
-    def literal(condition: pddl.Literal) -> Literal:
+    def literal(condition: pddl.Literal) -> LiteralTemplate:
         spec = tuple(index.get(arg, arg) for arg in condition.args)
         return condition.negated, condition.predicate, _arguments(spec)
 
@@ -434,20 +434,20 @@ def _instantiated(task: pddl.Task, model: list) -> GroundActions:
     static precondition fails is left out), a fluent one is kept, an effect on an atom never reached is
     dropped, and an atom both added and deleted is added. Fluent atoms only."""
     fluent_predicates = {effect.literal.predicate for action in task.actions for effect in action.effects}
-    fluent: set[Key] = set()
+    fluent: set[AtomKey] = set()
     for atom in model:
         if atom.predicate in fluent_predicates:
             fluent.add((atom.predicate, tuple(atom.args)))
     init = {(fact.predicate, tuple(fact.args)) for fact in task.init if isinstance(fact, pddl.Atom)}
-    strings: dict[Key, str] = {}
+    strings: dict[AtomKey, str] = {}
 
-    def text(key: Key) -> str:  # one string per atom, shared by every operator that names it
+    def text(key: AtomKey) -> str:  # one string per atom, shared by every operator that names it
         found = strings.get(key)
         if found is None:
             found = strings[key] = "(" + " ".join((key[0], *key[1])) + ")"
         return found
 
-    compiled: dict[int, tuple[list[Literal], list[Literal]]] = {}
+    compiled: dict[int, tuple[list[LiteralTemplate], list[LiteralTemplate]]] = {}
     ground = []
     for atom in model:
         action = atom.predicate
