@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import os
 
-from fast_downward.translate import instantiate, normalize, options
-from fast_downward.translate.pddl_parser import parsing_functions
+from fast_downward.translate import instantiate
 from pyperplan import grounding
 from pyperplan import task as pyperplan_task
 from pyperplan.pddl.parser import Parser
 
-from statecentric_jax.planning.tasks import GroundActions, Task, load_task, quiet_translator
+from statecentric_jax.planning.tasks import GroundActions, Task, load_task, quiet_translator, translator_task
 
 
 def pyperplan_grounded(domain_file: str | os.PathLike, problem_file: str | os.PathLike) -> pyperplan_task.Task:
@@ -42,12 +41,11 @@ def reference_task(domain_file: str | os.PathLike, problem_file: str | os.PathLi
 
 
 def translator_grounded(domain_file: str, problem_file: str, domain_pddl: list, problem_pddl: list) -> GroundActions:
-    """`tasks.ground_reachable`'s result from the translator's own instantiation (valid input only)."""
+    """`tasks.ground_reachable`'s result from the translator's own instantiation."""
     with quiet_translator():
-        options.set_options(["--keep-no-ops", "--", domain_file, problem_file])
-        task = parsing_functions.parse_task(domain_pddl, problem_pddl)
-        normalize.normalize(task)
-        _, _, actions, _, _, _ = instantiate.explore(task)
+        _, _, actions, _, _, _ = instantiate.explore(
+            translator_task(domain_file, problem_file, domain_pddl, problem_pddl)
+        )
 
     def text(atom) -> str:
         return "(" + " ".join((atom.predicate, *atom.args)) + ")"

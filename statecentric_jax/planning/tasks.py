@@ -480,20 +480,26 @@ def _instantiated(task: pddl.Task, model: list) -> GroundActions:
     return ground
 
 
+def translator_task(domain_file: str, problem_file: str, domain_pddl: list, problem_pddl: list) -> pddl.Task:
+    """The translator's normalized task of the files (call within `quiet_translator`). The files are read
+    already (`domain_pddl`, `problem_pddl`: their checked s-expressions); they name the errors."""
+    options.set_options(["--keep-no-ops", "--", domain_file, problem_file])  # operators without effects too
+    try:
+        task = parsing_functions.parse_task(domain_pddl, problem_pddl)
+    except (Exception, SystemExit) as e:  # the translator's ParseError and exits carry no file name
+        reason = " ".join(line.strip(" \t->") for line in str(e).splitlines() if line.strip(" \t->"))
+        path = domain_file if reason.startswith("Parsing domain") else problem_file
+        raise InputError(path, f"malformed PDDL: {reason[:300]}") from None
+    normalize.normalize(task)
+    return task
+
+
 def ground_reachable(domain_file: str, problem_file: str, domain_pddl: list, problem_pddl: list) -> GroundActions:
     """(name, pre, pre_neg, add, delete) of the relaxed-reachable ground actions: the actions of Fast
     Downward's translator's reachability model (`_instantiated`); fluent atoms only (static preconditions are
-    decided at grounding). The files are read already (`domain_pddl`, `problem_pddl`: their checked
-    s-expressions); they name the errors."""
+    decided at grounding)."""
     with quiet_translator():
-        options.set_options(["--keep-no-ops", "--", domain_file, problem_file])  # operators without effects too
-        try:
-            task = parsing_functions.parse_task(domain_pddl, problem_pddl)
-        except (Exception, SystemExit) as e:  # the translator's ParseError and exits carry no file name
-            reason = " ".join(line.strip(" \t->") for line in str(e).splitlines() if line.strip(" \t->"))
-            path = domain_file if reason.startswith("Parsing domain") else problem_file
-            raise InputError(path, f"malformed PDDL: {reason[:300]}") from None
-        normalize.normalize(task)
+        task = translator_task(domain_file, problem_file, domain_pddl, problem_pddl)
         model = build_model.compute_model(pddl_to_prolog.translate(task))
     return _instantiated(task, model)
 
