@@ -560,6 +560,9 @@ class _Parent(NamedTuple):
     total: int
 
 
+_SEARCHES = 32  # searches whose last parent `GoalPathEncoder` keeps (each holds its walks and memo)
+
+
 class GoalPathEncoder(Encoder):
     kind = "goal_paths"
 
@@ -569,7 +572,7 @@ class GoalPathEncoder(Encoder):
             raise InputError(None, f"goal paths need a length >= 1, not {length}")
         self.length = length
         self.vocabulary = {key: index for index, key in enumerate(vocabulary)}
-        self._last_parent: _Parent | None = None
+        self._last_parents: dict[int, _Parent] = {}  # per task (by id), the parent embedded last, oldest first
         self._columns: dict[tuple[str, int], tuple[tuple[Walk, ...], int | None]] = {}
 
     @classmethod
@@ -602,7 +605,7 @@ class GoalPathEncoder(Encoder):
                 out[row] = counts
             else:
                 if (id(task), parent) not in of_parent:
-                    of_parent[(id(task), parent)] = self._last_parent = self._parent(task, parent)
+                    of_parent[(id(task), parent)] = self._parent(task, parent)
                 known = of_parent[(id(task), parent)]
                 gone, paths, _ = goal_path_change(
                     task, parent, known.paths, state, self.length, known.walks, known.by_end
@@ -617,9 +620,10 @@ class GoalPathEncoder(Encoder):
         return out, unseen / total if total else 0.0
 
     def _parent(self, task: Task, state: frozenset[str]) -> _Parent:
-        """A parent's walks and paths: derived from the last parent's when of the same task (a search expands
-        states near each other), else walked afresh."""
-        last = self._last_parent
+        """A parent's walks and paths: derived from the last parent of the same task (a search expands states
+        near each other), else walked afresh. The last parent is kept per task, for up to `_SEARCHES` tasks:
+        searches decoded together embed their parents in turn, and one kept for all would be another task's."""
+        last = self._last_parents.pop(id(task), None)
         if last is not None and last.task is task:
             change = goal_path_change(
                 task, last.state, last.paths, state, self.length, last.walks, last.by_end, keep=True
@@ -628,7 +632,11 @@ class GoalPathEncoder(Encoder):
         else:
             walks = Walks.of(task, state)
             paths, by_end = goal_paths_of_each(task, state, self.length, walks), _goals_by_end(task)
-        return _Parent(task, state, walks, paths, by_end, *self._counts(paths.values()))
+        parent = _Parent(task, state, walks, paths, by_end, *self._counts(paths.values()))
+        self._last_parents[id(task)] = parent
+        if len(self._last_parents) > _SEARCHES:
+            del self._last_parents[next(iter(self._last_parents))]
+        return parent
 
     def _counts(self, paths: Iterable[GoalPath]) -> tuple[np.ndarray, int, int]:
         """The embedding of these goal paths, how many fall outside the vocabulary, and how many in all."""

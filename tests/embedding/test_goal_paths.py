@@ -158,8 +158,32 @@ def test_a_search_sharing_its_walks_by_content_embeds_as_afresh(tmp_path, monkey
     for limit, items in bounds:
         monkeypatch.setattr(_Memo, "LIMIT", limit)
         monkeypatch.setattr(_Memo, "ITEMS", items)
-        paths._last_parent = None
+        paths._last_parents.clear()
         assert np.array_equal(paths.embed(children, parents), afresh)
+
+
+def test_searches_decoded_together_each_derive_from_their_own_last_parent(tmp_path, monkeypatch):
+    """Two searches whose parents are embedded in turn (as decoding problems in lockstep does): each parent is
+    derived from its own search's last one, walked afresh only once per search, with the embeddings of afresh."""
+    tasks = []
+    for seed in (1, 2):
+        (tmp_path / f"p{seed}.pddl").write_text(generators.logistics(3, 2, 6, 2, 5, seed=seed, name=f"p{seed}"))
+        tasks.append(load_task(domain_file("logistics"), tmp_path / f"p{seed}.pddl"))
+    searches = [[(task, pair) for pair in _search_edges(task, steps=12, seed=3)] for task in tasks]
+    turns = [entry for pair in zip(*searches) for entry in pair]  # one expansion of each search in turn
+    paths = GoalPathEncoder.fit("logistics", [(task, [c for _, (_, c) in s]) for task, s in zip(tasks, searches)], 4)
+    afresh = paths.embed([(task, child) for task, (_, child) in turns])
+    walked = []
+    original = Walks.of.__func__
+
+    def counted(cls, task, state):
+        walked.append(task)
+        return original(cls, task, state)
+
+    monkeypatch.setattr(Walks, "of", classmethod(counted))
+    derived = np.concatenate([paths.embed([(task, child)], [parent]) for task, (parent, child) in turns])
+    assert np.array_equal(derived, afresh) and afresh.any()
+    assert len(walked) == 2 and {id(task) for task in walked} == {id(task) for task in tasks}
 
 
 # a courier joined to every place by static roads of its own (as Rovers' can_traverse): each move changes the
