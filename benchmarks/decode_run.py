@@ -29,6 +29,9 @@ from statecentric_jax.method.evaluation import cost_to_go_for
 from statecentric_jax.search.base import EXPLORATIONS, STRATEGIES, decode_config
 from statecentric_jax.search.expander import DecodeStats
 
+# the paper's beam takes none of the settings that only best-first search takes
+BEST_FIRST_ONLY_OFF = {"prune_dead_ends": False, "estimate_helpful_only": False, "exploration": "none"}
+
 _RUN = flags.DEFINE_string("run", None, "A trained run (launch/train.py --workdir).", required=True)
 _PDDL_ROOT = flags.DEFINE_string("pddl_root", "data", "PDDL root: <root>/<domain>/{domain.pddl,<split>/}.")
 _DOMAIN = flags.DEFINE_string("domain", None, "Domain (default: the run's).")
@@ -60,7 +63,7 @@ def main(argv: Sequence[str]) -> None:
     print_header([*columns, "model, successors, embedding, distances s", "plans"])
     beam_seconds = None
     for name, settings in (
-        ("beam (paper)", decode_config(run.config, strategy="beam")),
+        ("beam (paper)", decode_config(run.config, strategy="beam", **BEST_FIRST_ONLY_OFF)),
         ("the run with the flags", decode_config(run.config, **overrides)),
     ):
         stats = DecodeStats()
