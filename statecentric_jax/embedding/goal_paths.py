@@ -572,7 +572,7 @@ class GoalPathEncoder(Encoder):
             raise InputError(None, f"goal paths need a length >= 1, not {length}")
         self.length = length
         self.vocabulary = {key: index for index, key in enumerate(vocabulary)}
-        self._last_parents: dict[int, _Parent] = {}  # per task (by id), the parent embedded last, oldest first
+        self._last_parents: dict[int, _Parent] = {}  # per task (by id), its last parent; least recent first
         self._columns: dict[tuple[str, int], tuple[tuple[Walk, ...], int | None]] = {}
 
     @classmethod

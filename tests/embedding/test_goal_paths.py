@@ -170,7 +170,7 @@ def test_searches_decoded_together_each_derive_from_their_own_last_parent(tmp_pa
         (tmp_path / f"p{seed}.pddl").write_text(generators.logistics(3, 2, 6, 2, 5, seed=seed, name=f"p{seed}"))
         tasks.append(load_task(domain_file("logistics"), tmp_path / f"p{seed}.pddl"))
     searches = [[(task, pair) for pair in _search_edges(task, steps=12, seed=3)] for task in tasks]
-    turns = [entry for pair in zip(*searches) for entry in pair]  # one expansion of each search in turn
+    turns = [entry for pair in zip(*searches) for entry in pair]  # a (parent, child) of each search in turn
     paths = GoalPathEncoder.fit("logistics", [(task, [c for _, (_, c) in s]) for task, s in zip(tasks, searches)], 4)
     afresh = paths.embed([(task, child) for task, (_, child) in turns])
     walked = []
