@@ -476,7 +476,7 @@ def _instantiated(task: pddl.Task, model: list) -> GroundActions:
             name = "(" + " ".join((action.name, *external)) + ")"
             pre_set = frozenset(pre)
             add = frozenset(adds) - pre_set  # adding what holds changes nothing
-            ground.append((name, pre_set, frozenset(pre_neg), add, frozenset(deletes - adds) - add))
+            ground.append((name, pre_set, frozenset(pre_neg), add, frozenset(deletes - adds)))  # add-after-delete
     return ground
 
 
