@@ -15,7 +15,7 @@ import collections
 import random
 from collections.abc import Container, Iterator
 
-from statecentric_jax.planning.packing import PackedStates
+from statecentric_jax.planning.packing import Key, PackedStates
 from statecentric_jax.planning.symmetry import Orbits, Twins
 from statecentric_jax.planning.tasks import Operator, Task
 
@@ -84,12 +84,19 @@ class SuccessorGenerator:
     ) -> Iterator[tuple[Operator, frozenset[str]]]:
         """`successors`, built one at a time as they are taken: a state can have hundreds of thousands, and the
         search checks its time and memory limits while it takes them."""
-        ops, applicable = self.operators, self.applicable(state)
         if isinstance(skip, PackedStates):
-            skip.packer.forget()
             remember = skip.packer.remember
-            return ((ops[i], remember(ops[i].apply(state), key)) for i, key in skip.outside(state, applicable))
-        return ((ops[i], nxt) for i in applicable if (nxt := ops[i].apply(state)) not in skip)
+            return ((op, remember(op.apply(state), key)) for op, key in self.each_successor_key(state, skip))
+        ops = self.operators
+        return ((ops[i], nxt) for i in self.applicable(state) if (nxt := ops[i].apply(state)) not in skip)
+
+    def each_successor_key(self, state: frozenset[str], skip: PackedStates) -> Iterator[tuple[Operator, Key]]:
+        """(operator, successor's key) for every applicable operator whose successor is not in `skip`, one at a
+        time, without building the successor states: a search may read few of the thousands of successors of a
+        state (`Expander.expand`). The packer forgets the keys it remembered (an expansion begins)."""
+        ops = self.operators
+        skip.packer.forget()
+        return ((ops[i], key) for i, key in skip.outside(state, self.applicable(state)))
 
 
 def naive_successors(task: Task, state: frozenset[str]) -> list[tuple[Operator, frozenset[str]]]:

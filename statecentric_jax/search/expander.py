@@ -23,6 +23,12 @@ compact form); the expander embeds such a node, from its parent's state, when it
 With deferred (lazy) evaluation the node expanded is estimated instead of its successors, which
 inherit that value; they are embedded only where the model is asked for their distances.
 
+Where the search keeps packed states (best-first's closed list), a successor comes as its key
+(`SuccessorGenerator.each_successor_key`) and its state is built only when something reads it: the
+embedding of the states estimated or predicted from, the goal test of a successor whose operator adds
+every goal atom its parent lacks, the node made of it. A Satellite state has thousands of successors; with
+`estimate_helpful_only` the search reads the states of a few.
+
 New states are embedded a chunk at a time, in order (embeddings are row by row, so the chunks change no
 value): at most `CHUNK_STATES` states, `CHUNK_ATOMS` atoms of their graphs, static ones included (a
 Rovers state of 300 objects has 46,000 static atoms, and the WL graphs of one call are held together),
@@ -48,8 +54,9 @@ import numpy as np
 
 from statecentric_jax.embedding.encoders import StateEncoder
 from statecentric_jax.learning.transitions import TransitionModel
+from statecentric_jax.planning.packing import Key, PackedStates, StatePacker
 from statecentric_jax.planning.successors import SuccessorGenerator
-from statecentric_jax.planning.tasks import Task
+from statecentric_jax.planning.tasks import Operator, Task
 from statecentric_jax.search import scoring
 
 State = frozenset
@@ -118,11 +125,18 @@ class Expansion:
 
     node: Node
     actions: list[str]
-    states: list[State]
+    operators: list[Operator]
+    keys: list[Key] | None  # the successors' packed keys, where the search keeps packed states
+    states: Sequence[State]  # built when read (`_NewStates`)
     embeddings: np.ndarray | None  # [C, D]; None: not embedded (nothing reads them: `expand`)
     distances: np.ndarray | None  # [C] float32, to the model's prediction for `node`; None: not predicted
     values: np.ndarray | None  # [C] cost-to-go estimates, when a cost-to-go model is given
     carry: Any  # the carry the children are expanded with
+
+    def reaches_goal(self, index: int, task: Task, missing: frozenset[str]) -> bool:
+        """Whether the successor at `index` satisfies the task's goal. `missing`: the goal atoms its parent lacks;
+        its operator must add them all, so most successors are told without their state being built."""
+        return missing <= self.operators[index].add and task.goal_reached(self.states[index])
 
     def child(self, index: int, score: float) -> Node:
         return Node(
@@ -177,6 +191,56 @@ def _stacked(parts: Sequence[np.ndarray], width: int) -> np.ndarray:
 
 def carry_row(carry: Any, row: int) -> Any:
     return None if carry is None else jax.tree_util.tree_map(lambda x: x[row : row + 1], carry)
+
+
+class _NewStates:
+    """The distinct new states of one `Expander.expand` call, by row, each with its problem and parent. A state
+    that came as a key (`SuccessorGenerator.each_successor_key`) is built when first read: in Satellite a state
+    has thousands of successors, and with `estimate_helpful_only` the search reads the states of a few."""
+
+    def __init__(self) -> None:
+        self.owners: list[Problem] = []
+        self.parents: list[State] = []  # incremental embeddings start there
+        self._states: list[State | None] = []  # None: not built yet
+        self._made: list[tuple[Operator, Key, StatePacker] | None] = []  # how to build it, where it came as a key
+
+    def __len__(self) -> int:
+        return len(self.owners)
+
+    def add(self, problem: Problem, parent: State, op: Operator, child: State | Key, packer: StatePacker | None) -> int:
+        """The row of a new successor: a state, or (with the packer it was keyed by) its key."""
+        self.owners.append(problem)
+        self.parents.append(parent)
+        if packer is None:
+            self._states.append(child)  # type: ignore[arg-type]  # no packer: a state
+            self._made.append(None)
+        else:
+            self._states.append(None)
+            self._made.append((op, child, packer))  # type: ignore[arg-type]  # a packer: a key
+        return len(self.owners) - 1
+
+    def state(self, row: int) -> State:
+        state = self._states[row]
+        if state is None:
+            op, key, packer = self._made[row]  # type: ignore[misc]  # not built: it came as a key
+            state = self._states[row] = packer.remember(op.apply(self.parents[row]), key)
+        return state
+
+    def pair(self, row: int) -> tuple[Task, State]:
+        return self.owners[row].task, self.state(row)
+
+
+class _Successors(Sequence[State]):
+    """The successor states of one expansion, by their rows in `_NewStates`, each built when read."""
+
+    def __init__(self, new: _NewStates, rows: list[int]):
+        self._new, self._rows = new, rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: int) -> State:  # type: ignore[override]  # no slices
+        return self._new.state(self._rows[index])
 
 
 class Expander:
@@ -267,51 +331,62 @@ class Expander:
             prediction = self.model_thread.submit(self._predict, states, goals, carry, started)
             started.wait()  # hand the GIL over, or the model would start only after steps 2 and 3 (module docstring)
 
-        # 2. Successors not to be skipped; each distinct state of an instance is embedded once.
+        # 2. Successors not to be skipped; each distinct state of an instance is embedded once. Where the search
+        # keeps packed states, a successor is its key until its state is read (`_NewStates`).
         t0 = time.perf_counter()
         stopped: set[Problem] = set()
         successors_of: dict[Problem, int] = {}  # what `interrupt` weighs
         checked = 0  # new states when `interrupt` was last asked
-        pairs: list[tuple[Task, State]] = []
-        parents: list[State] = []  # the state each new one was derived from: incremental WL starts there
-        owners: list[Problem] = []  # per new state
+        new = _NewStates()
         actions: list[list[str]] = []  # per request
-        children: list[list[State]] = []  # per request
-        rows: list[list[int]] = []  # per request, per candidate: its row in `pairs`
+        operators: list[list[Operator]] = []  # per request
+        keys: list[list[Key] | None] = []  # per request, where its search keeps packed states
+        rows: list[list[int]] = []  # per request, per candidate: its row in `new`
         chosen: list[list[bool]] = []  # per request, per candidate: whether it is estimated
         restricted = estimated is not None and any(helpful is not None for helpful in estimated)
         wanted: list[bool] = []  # per new state: whether some request estimates it (only where `restricted`)
-        rows_of: dict[int, dict[State, int]] = {}
+        rows_of: dict[int, dict[State | Key, int]] = {}  # per problem, its new states' rows by state or key
         for request, (problem, node, skip) in enumerate(requests):
             helpful = estimated[request] if estimated is not None else None
             row_of = rows_of.setdefault(id(problem), {})
-            names, states_of, rows_of_request, chosen_of_request = [], [], [], []
+            names, ops, rows_of_request, chosen_of_request = [], [], [], []
+            packed = skip if isinstance(skip, PackedStates) else None  # the search keeps packed states
+            packer = None if packed is None else packed.packer
+            keys_of_request: list[Key] | None = None if packed is None else []
+            found: Iterator[tuple[Operator, State | Key]] = iter(())
+            if problem not in stopped:
+                successors = problem.generator
+                found = (
+                    successors.each_successor(node.state, skip)
+                    if packed is None
+                    else successors.each_successor_key(node.state, packed)
+                )
             before = successors_of.get(problem, 0)
-            for op, nxt in problem.generator.each_successor(node.state, skip) if problem not in stopped else ():
-                row = row_of.get(nxt)
+            for op, child in found:
+                row = row_of.get(child)
                 if row is None:
-                    row = row_of[nxt] = len(pairs)
-                    pairs.append((problem.task, nxt))
-                    parents.append(node.state)
-                    owners.append(problem)
+                    row = row_of[child] = new.add(problem, node.state, op, child, packer)
                     wanted.append(False)
                 estimate = helpful is None or op.name in helpful
                 wanted[row] = wanted[row] or estimate
                 chosen_of_request.append(estimate)
                 names.append(op.name)
-                states_of.append(nxt)
+                ops.append(op)
+                if keys_of_request is not None:
+                    keys_of_request.append(child)  # type: ignore[arg-type]  # a key, as `packer` tells
                 rows_of_request.append(row)
-                if interrupt is not None and len(pairs) - checked >= CHUNK_STATES:  # one node's successors may not fit
-                    successors_of[problem] = before + len(states_of)
+                if interrupt is not None and len(new) - checked >= CHUNK_STATES:  # one node's successors may not fit
+                    successors_of[problem] = before + len(ops)
                     stopped.update(interrupt(successors_of))
-                    checked = len(pairs)
+                    checked = len(new)
                     if problem in stopped:
                         break
             actions.append(names)
-            children.append(states_of)
+            operators.append(ops)
+            keys.append(keys_of_request)
             rows.append(rows_of_request)
             chosen.append(chosen_of_request)
-            successors_of[problem] = before + len(states_of)
+            successors_of[problem] = before + len(ops)
         self.stats.add("successors", time.perf_counter() - t0)
 
         # 3. The embeddings of all new states of all nodes, a chunk at a time; none where only the model would
@@ -320,20 +395,21 @@ class Expander:
         # states estimated).
         embed = predict or (not defer and (self.cost_to_go is None or self.cost_to_go.reads_model_embedding))
         own_features = self.cost_to_go is not None and not defer
-        todo = [row for row in range(len(pairs)) if wanted[row]] if restricted and not embed else range(len(pairs))
+        todo = [row for row in range(len(new)) if wanted[row]] if restricted and not embed else range(len(new))
         parts: list[np.ndarray] = []
         feature_parts: list[np.ndarray] = []
-        kept: list[int] = []  # the rows of `pairs` embedded, in order
-        featured: list[int] = []  # the rows of `pairs` with the cost-to-go's own features, in order
-        for first, last in self._chunks([pairs[row] for row in todo]) if embed or own_features else ():
-            chunk = [row for row in todo[first:last] if owners[row] not in stopped]
+        kept: list[int] = []  # the rows of `new` embedded, in order
+        featured: list[int] = []  # the rows of `new` with the cost-to-go's own features, in order
+        for first, last in self._chunks([new.pair(row) for row in todo]) if embed or own_features else ():
+            chunk = [row for row in todo[first:last] if new.owners[row] not in stopped]
             if chunk:
                 kept += chunk
                 embedded_chunk = None
                 if embed:
                     t0 = time.perf_counter()
                     embedded_chunk = np.asarray(
-                        self.encoder.embed([pairs[row] for row in chunk], [parents[row] for row in chunk]), np.float32
+                        self.encoder.embed([new.pair(row) for row in chunk], [new.parents[row] for row in chunk]),
+                        np.float32,
                     )
                     parts.append(embedded_chunk)
                     self.stats.add("embedding", time.perf_counter() - t0)
@@ -344,7 +420,7 @@ class Expander:
                     featured += own
                     given = embedded_chunk if embedded_chunk is None or not restricted else embedded_chunk[picks]
                     feature_parts.append(
-                        self.cost_to_go.embed([pairs[row] for row in own], [parents[row] for row in own], given)
+                        self.cost_to_go.embed([new.pair(row) for row in own], [new.parents[row] for row in own], given)
                     )
                     self.stats.add("cost_to_go", time.perf_counter() - t0)
             if interrupt is not None and last < len(todo):  # after the last one, the caller checks
@@ -355,15 +431,16 @@ class Expander:
         ended = [problem in stopped for problem, _, _ in requests]
         for request in range(len(requests)) if stopped else ():
             if ended[request]:
-                actions[request], children[request], rows[request], chosen[request] = [], [], [], []
+                actions[request], operators[request], rows[request], chosen[request] = [], [], [], []
+                keys[request] = None if keys[request] is None else []
         pair_rows = np.asarray([row for rows_of_request in rows for row in rows_of_request], np.int64)
         estimates = np.asarray([flag for chosen_of_request in chosen for flag in chosen_of_request], bool)
 
         def numbered(done: list[int]) -> np.ndarray:
             """Each candidate's row among the rows `done` (in that order)."""
-            if len(done) == len(pairs):
+            if len(done) == len(new):
                 return pair_rows
-            position = np.full(len(pairs), -1, np.int64)
+            position = np.full(len(new), -1, np.int64)
             position[done] = np.arange(len(done))
             return position[pair_rows]
 
@@ -372,7 +449,7 @@ class Expander:
 
         # 4. Distances (and cost-to-go estimates) of every candidate to its node's prediction, in one call.
         t0 = time.perf_counter()
-        counts = [len(states_of) for states_of in children]
+        counts = [len(names) for names in actions]
         owner = np.repeat(np.arange(len(requests)), counts)
         candidates = None if embedded is None else embedded[rows_index]
         dist, carry, t1 = None, None, t0
@@ -399,15 +476,17 @@ class Expander:
 
         expansions: list[Expansion | None] = []
         offset = 0
-        for i, ((_, node, _), names, states_of) in enumerate(zip(requests, actions, children)):
-            end = offset + len(states_of)
+        for i, ((_, node, _), names, rows_of_request) in enumerate(zip(requests, actions, rows)):
+            end = offset + len(names)
             expansions.append(
                 None
                 if ended[i]
                 else Expansion(
                     node=node,
                     actions=names,
-                    states=states_of,
+                    operators=operators[i],
+                    keys=keys[i],
+                    states=_Successors(new, rows_of_request),
                     embeddings=None if candidates is None else candidates[offset:end],
                     distances=None if dist is None else dist[offset:end],
                     values=None if values is None else values[offset:end],

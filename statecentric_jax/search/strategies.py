@@ -312,15 +312,17 @@ class BestFirst:
         for expansion in expansions:
             expansion.node.embedding = None  # closed: only its children's parent now, and they embed from its state
             opened = []  # (index, open node) of the children that joined the open list
-            for index, state in enumerate(expansion.states):
-                key = self.packer.pack(state)
+            task, keys = self.inst.problem.task, expansion.keys
+            missing = task.missing_goal(expansion.node.state)
+            for index in range(len(expansion.actions)):
+                key = keys[index] if keys is not None else self.packer.pack(expansion.states[index])
                 if key in self.closed:
                     continue
                 self.closed.add(key)
                 summed = expansion.node.score  # the sum of distances: only reported, and unknown without them
                 if expansion.distances is not None:
                     summed = float(np.float32(summed) + expansion.distances[index])
-                if self.inst.problem.task.goal_reached(state):
+                if expansion.reaches_goal(index, task, missing):
                     return Outcome.GOAL, expansion.child(index, summed)
                 value = None if expansion.values is None else expansion.values[index]
                 estimated = value is None or not math.isnan(value)

@@ -17,7 +17,7 @@ from statecentric_jax.planning import packing
 from statecentric_jax.planning.plans import simulate
 from statecentric_jax.planning.relaxed import RelaxedReachability
 from statecentric_jax.planning.successors import SuccessorGenerator
-from statecentric_jax.planning.tasks import load_task
+from statecentric_jax.planning.tasks import Operator, load_task
 from statecentric_jax.search import expander, open_lists, scoring
 from statecentric_jax.search.base import STRATEGIES, DecodeConfig, decode_config
 from statecentric_jax.search.decoding import decode
@@ -399,9 +399,10 @@ class CountingOwnFeatures(OwnFeaturesCostToGo):
 
 
 @pytest.mark.parametrize("reads", [True, False])
-def test_with_estimate_helpful_only_only_helpful_children_are_estimated(tasks, towers, reads):
+def test_with_estimate_helpful_only_only_helpful_children_are_estimated(tasks, towers, reads, monkeypatch):
     """The cost-to-go's features are made only for the children of helpful actions (its own φ, or the model's
-    embeddings it reads); the plans are the plain reference's."""
+    embeddings it reads); the plans are the plain reference's. With its own φ and the model's distances read
+    only where they break ties, the other children's states are not even built: they stay keys."""
     problems = tasks + towers
     encoder = AtomEncoder()  # the model's φ is the cost-to-go's own: the reference estimates on it
     config = DecodeConfig(
@@ -412,19 +413,35 @@ def test_with_estimate_helpful_only_only_helpful_children_are_estimated(tasks, t
         path_weight=0.5,
         exploration="relaxed_plan",
     )
-    rows, generated = {}, {}
+    rows, generated, built = {}, {}, {}
+    apply = Operator.apply
+    applied: list[Operator] = []  # operators applied, in the decode under way
+
+    def counted(op, state):
+        applied.append(op)
+        return apply(op, state)
+
     for helpful_only in (False, True):
         settings = dataclasses.replace(config, estimate_helpful_only=helpful_only)
         cost_to_go = CountingOwnFeatures(encoder.dim, 3, reads)
         model = ShiftModel(encoder.dim, seed=2)
         stats = DecodeStats()
+        applied.clear()
+        monkeypatch.setattr(Operator, "apply", counted)
         results = decode(problems, model, encoder, settings, stats=stats, cost_to_go=cost_to_go)
+        monkeypatch.undo()
+        built[helpful_only] = len(applied)
         expected = [reference_best_first(t, model, encoder, settings, cost_to_go) for t in problems]
         assert [(r.plan if r.solved else None, r.steps) for r in results] == expected
         assert sum(plan is not None for plan, _ in expected) >= 3
         rows[helpful_only], generated[helpful_only] = cost_to_go.rows, stats.generated
     assert rows[False] >= generated[False]  # every child (and the expanded nodes embedded again)
     assert 0 < rows[True] < generated[True] * 0.6
+    assert built[False] >= generated[False] * 0.9  # children reached from two expanded nodes at once: built once
+    if reads:  # the model's embeddings of every child are read
+        assert built[True] >= generated[True] * 0.9
+    else:
+        assert 0 < built[True] < generated[True] * 0.6
 
 
 @pytest.mark.parametrize(
