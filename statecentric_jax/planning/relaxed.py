@@ -82,10 +82,21 @@ class RelaxedReachability:
         self._names = [op.name for op in task.operators]
 
     @functools.cached_property
-    def _achievers(self) -> list[list[int]]:
-        """Per atom, the operators adding it, in operator order (built once, where relaxed plans are asked for)."""
-        starts, achievers = _grouped(self._effects, self._atoms)
-        return [achievers[starts[a] : starts[a + 1]].tolist() for a in range(self._atoms)]
+    def _achievers(self) -> tuple[np.ndarray, np.ndarray]:
+        """CSR of the operators adding each atom, in operator order (built once, where relaxed plans are asked
+        for)."""
+        return _grouped(self._effects, self._atoms)
+
+    def _first_achievers(self, atoms: list[int], fired_at: np.ndarray, layer: int) -> list[int]:
+        """For each of `atoms` (of layer `layer` + 1), the first operator in operator order that adds it and
+        fires in `layer`; every atom has one, as that is how it was reached. One NumPy pass over their
+        achievers: an atom such as Blocksworld's (clear a) has an achiever for every other block."""
+        starts, achievers = self._achievers
+        which = np.asarray(atoms, np.int64)
+        candidates = achievers[_ranges(starts, which)]
+        lengths = starts[which + 1] - starts[which]
+        hits = np.flatnonzero(fired_at[candidates] == layer)
+        return candidates[hits[np.searchsorted(hits, np.cumsum(lengths) - lengths)]].tolist()
 
     def _layers(self, start: np.ndarray, reached: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The exploration from the atoms `start`, one layer at a time: the operators that first fire in it and
@@ -153,22 +164,18 @@ class RelaxedReachability:
     def _extract(self, level: np.ndarray, fired_at: np.ndarray) -> tuple[float, frozenset[str]]:
         """The backward extraction from the layered exploration: (plan length, its operators firing at layer 0).
         Each atom needed is supported once, by an operator firing in the layer below its own; so the plan holds a
-        chain as long as the deepest goal's layer. (Python lists: a plan touches few atoms, each once.)"""
+        chain as long as the deepest goal's layer. A layer's atoms are supported together (`_first_achievers`)."""
         levels, fired = level.tolist(), fired_at.tolist()
         needed: dict[int, set[int]] = {}  # layer -> atoms of it still to support
         for atom in self._goal.tolist():
             needed.setdefault(levels[atom], set()).add(atom)
-        supported: set[int] = set()
         plan: set[int] = set()
         for layer in range(max(needed, default=0), 0, -1):
-            for atom in sorted(needed.get(layer, ())):
-                if atom in supported:
-                    continue
-                supported.add(atom)
-                operator = next(op for op in self._achievers[atom] if fired[op] == layer - 1)  # operator order
+            # the atoms of this layer are all known now: only those of higher layers add to them
+            for operator in self._first_achievers(list(needed.get(layer, ())), fired_at, layer - 1):
                 plan.add(operator)
                 for precondition in self._preconditions[operator]:
-                    if levels[precondition] > 0 and precondition not in supported:
+                    if levels[precondition] > 0:
                         needed.setdefault(levels[precondition], set()).add(precondition)
         helpful = frozenset(self._names[operator] for operator in plan if fired[operator] == 0)
         return float(len(plan)), helpful
