@@ -313,9 +313,9 @@ class BestFirst:
             expansion.node.embedding = None  # closed: only its children's parent now, and they embed from its state
             opened = []  # (index, open node) of the children that joined the open list
             task, keys = self.inst.problem.task, expansion.keys
+            assert keys is not None  # its nodes are expanded with its closed list, which is packed: keys come
             missing = task.missing_goal(expansion.node.state)
-            for index in range(len(expansion.actions)):
-                key = keys[index] if keys is not None else self.packer.pack(expansion.states[index])
+            for index, key in enumerate(keys):
                 if key in self.closed:
                     continue
                 self.closed.add(key)
