@@ -8,8 +8,8 @@ which the relaxed exploration misses a goal atom is a dead end, and a search may
 gluten-free sandwich to a child who is not allergic, with no gluten-free bread left, serves one more child
 and leaves an allergic one who can never be served.
 
-The exploration counts, per operator, its positive preconditions reached so far: each newly reached atom
-raises the counts of the operators that need it, an operator whose count is complete fires once and adds
+The exploration counts, per operator, its positive preconditions not reached yet: each newly reached atom
+lowers the counts of the operators that need it, an operator whose count reaches zero fires once and adds
 its effects. Each operator and atom is touched once per call, in NumPy, and the call stops as soon as every
 goal atom is reached.
 
@@ -42,6 +42,13 @@ def _grouped(lists: list[list[int]], size: int) -> tuple[np.ndarray, np.ndarray]
     return starts, owners[order]
 
 
+def _flattened(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of `lists` in turn: list i's items are `items[starts[i]:starts[i + 1]]`."""
+    starts = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum([len(found) for found in lists], out=starts[1:])
+    return starts, np.fromiter((item for found in lists for item in found), np.int64, int(starts[-1]))
+
+
 def _ranges(starts: np.ndarray, which: np.ndarray) -> np.ndarray:
     """The concatenated index ranges starts[w]:starts[w + 1] for each w in `which`."""
     lengths = starts[which + 1] - starts[which]
@@ -72,12 +79,10 @@ class RelaxedReachability:
         self._needed = np.asarray([len(found) for found in preconditions], np.int64)
         self._free = np.flatnonzero(self._needed == 0)  # operators without positive preconditions
         self._users_start, self._users = _grouped(preconditions, len(atoms))  # per atom: operators needing it
-        self._adds = np.fromiter((atom for found in effects for atom in found), np.int64)  # per operator, in turn
-        self._adds_start = np.zeros(len(effects) + 1, np.int64)
-        np.cumsum([len(found) for found in effects], out=self._adds_start[1:])
+        self._adds_start, self._adds = _flattened(effects)  # per operator
+        self._pre_start, self._pre = _flattened(preconditions)
         self._goal = np.asarray([self._index[atom] for atom in sorted(task.fluent_goal)], np.int64)
         self._atoms = len(atoms)
-        self._preconditions = preconditions
         self._effects = effects
         self._names = [op.name for op in task.operators]
 
@@ -87,30 +92,27 @@ class RelaxedReachability:
         for)."""
         return _grouped(self._effects, self._atoms)
 
-    def _first_achievers(self, atoms: list[int], fired_at: np.ndarray, layer: int) -> list[int]:
+    def _first_achievers(self, atoms: np.ndarray, fired_at: np.ndarray, layer: int) -> np.ndarray:
         """For each of `atoms` (of layer `layer` + 1), the first operator in operator order that adds it and
         fires in `layer`; every atom has one, as that is how it was reached. One NumPy pass over their
         achievers: an atom such as Blocksworld's (clear a) has an achiever for every other block."""
         starts, achievers = self._achievers
-        which = np.asarray(atoms, np.int64)
-        candidates = achievers[_ranges(starts, which)]
-        lengths = starts[which + 1] - starts[which]
+        candidates = achievers[_ranges(starts, atoms)]
+        lengths = starts[atoms + 1] - starts[atoms]
         hits = np.flatnonzero(fired_at[candidates] == layer)
-        return candidates[hits[np.searchsorted(hits, np.cumsum(lengths) - lengths)]].tolist()
+        return candidates[hits[np.searchsorted(hits, np.cumsum(lengths) - lengths)]]
 
     def _layers(self, start: np.ndarray, reached: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The exploration from the atoms `start`, one layer at a time: the operators that first fire in it and
         the atoms they first reach (marked in `reached`); it ends with a layer that reaches nothing new."""
-        count = np.zeros(len(self._needed), np.int64)
-        fired = np.zeros(len(self._needed), bool)
+        missing = self._needed.copy()  # per operator: its preconditions not reached yet
         slot = np.empty(max(len(self._needed), self._atoms), np.int64)  # `_distinct`'s scratch
         new, ready = start, self._free
         while True:
             users = self._users[_ranges(self._users_start, new)]
-            np.add.at(count, users, 1)
-            ready = np.concatenate([ready, users[count[users] == self._needed[users]]])
-            ready = _distinct(ready[~fired[ready]], slot)
-            fired[ready] = True
+            np.subtract.at(missing, users, 1)
+            # an operator's last preconditions are all reached in one layer: it is listed once per such atom
+            ready = _distinct(np.concatenate([ready, users[missing[users] == 0]]), slot)
             added = self._adds[_ranges(self._adds_start, ready)]
             new = _distinct(added[~reached[added]], slot)
             reached[new] = True
@@ -164,18 +166,25 @@ class RelaxedReachability:
     def _extract(self, level: np.ndarray, fired_at: np.ndarray) -> tuple[float, frozenset[str]]:
         """The backward extraction from the layered exploration: (plan length, its operators firing at layer 0).
         Each atom needed is supported once, by an operator firing in the layer below its own; so the plan holds a
-        chain as long as the deepest goal's layer. A layer's atoms are supported together (`_first_achievers`)."""
-        levels, fired = level.tolist(), fired_at.tolist()
-        needed: dict[int, set[int]] = {}  # layer -> atoms of it still to support
-        for atom in self._goal.tolist():
-            needed.setdefault(levels[atom], set()).add(atom)
-        plan: set[int] = set()
+        chain as long as the deepest goal's layer. A layer's atoms are supported together, in NumPy: they are
+        all known once the layers above it are done, as an operator's preconditions lie in lower layers."""
+        needed: dict[int, list[np.ndarray]] = {}  # layer -> arrays of atoms of it still to support
+
+        def need(atoms: np.ndarray) -> None:
+            atoms = atoms[np.argsort(level[atoms], kind="stable")]
+            for part in np.split(atoms, np.flatnonzero(np.diff(level[atoms])) + 1):
+                if len(part) and level[part[0]] > 0:
+                    needed.setdefault(int(level[part[0]]), []).append(part)
+
+        need(self._goal)
+        length, operators = 0, np.zeros(0, np.int64)
+        slot = np.empty(max(len(fired_at), self._atoms), np.int64)  # `_distinct`'s scratch
         for layer in range(max(needed, default=0), 0, -1):
-            # the atoms of this layer are all known now: only those of higher layers add to them
-            for operator in self._first_achievers(list(needed.get(layer, ())), fired_at, layer - 1):
-                plan.add(operator)
-                for precondition in self._preconditions[operator]:
-                    if levels[precondition] > 0:
-                        needed.setdefault(levels[precondition], set()).add(precondition)
-        helpful = frozenset(self._names[operator] for operator in plan if fired[operator] == 0)
-        return float(len(plan)), helpful
+            if layer not in needed:
+                continue
+            atoms = _distinct(np.concatenate(needed.pop(layer)), slot)
+            operators = _distinct(self._first_achievers(atoms, fired_at, layer - 1), slot)
+            length += len(operators)
+            need(self._pre[_ranges(self._pre_start, operators)])
+        helpful = frozenset(self._names[operator] for operator in operators.tolist() if fired_at[operator] == 0)
+        return float(length), helpful
