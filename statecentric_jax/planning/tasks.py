@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from fast_downward.translate import build_model, normalize, options, pddl, pddl_to_prolog
 from fast_downward.translate.pddl_parser import parsing_functions
 
+from statecentric_jax.collector import collector_paused
 from statecentric_jax.errors import InputError
 
 SExpr = str | list | None  # an atom token, a nested list of them, or an absent section
@@ -504,6 +505,7 @@ def ground_reachable(domain_file: str, problem_file: str, domain_pddl: list, pro
     return _instantiated(task, model)
 
 
+@collector_paused()
 def load_task(
     domain_file: str | os.PathLike, problem_file: str | os.PathLike, grounder: Grounder = ground_reachable
 ) -> Task:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -189,21 +187,3 @@ def decode_config(config: Any, **overrides: Any) -> DecodeConfig:
     settings["metric"] = "cosine" if config.model.mode == "state" else "euclidean"
     settings.update({k: v for k, v in overrides.items() if v is not None})
     return DecodeConfig(**{k: v for k, v in settings.items() if v is not None})
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while decoding.
-
-    Decoding allocates millions of small objects (states, nodes, cache entries) that
-    reference counting frees; the collector's periodic passes over that growing heap
-    took about a third of the decoding time and find next to nothing (a few thousand
-    objects from compiling). It is switched back on, as it was, at the end.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

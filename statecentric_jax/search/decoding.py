@@ -23,12 +23,13 @@ import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from statecentric_jax.collector import collector_paused
 from statecentric_jax.embedding.encoders import StateEncoder
 from statecentric_jax.learning.transitions import TransitionModel
 from statecentric_jax.planning.elimination import eliminate_actions
 from statecentric_jax.planning.tasks import Task
 from statecentric_jax.search.agenda import Agenda
-from statecentric_jax.search.base import DecodeConfig, DecodeResult, Instance, Outcome, collector_paused, finish, start
+from statecentric_jax.search.base import DecodeConfig, DecodeResult, Instance, Outcome, finish, start
 from statecentric_jax.search.expander import CostToGo, DecodeStats, Expander, Problem
 from statecentric_jax.search.limits import Limits
 from statecentric_jax.search.strategies import (

@@ -13,10 +13,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from statecentric_jax.collector import collector_paused
 from statecentric_jax.embedding.encoders import StateEncoder
 from statecentric_jax.learning.transitions import TransitionModel
 from statecentric_jax.planning.tasks import Task
-from statecentric_jax.search.base import DecodeConfig, DecodeResult, Outcome, collector_paused, finish, start
+from statecentric_jax.search.base import DecodeConfig, DecodeResult, Outcome, finish, start
 from statecentric_jax.search.expander import DecodeStats, Node
 from statecentric_jax.search.scoring import distances
 

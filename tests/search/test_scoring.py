@@ -1,11 +1,8 @@
 """Distances: a candidate's distance does not depend on the batch it is computed in."""
 
-import gc
-
 import numpy as np
 import pytest
 
-from statecentric_jax.search.base import collector_paused
 from statecentric_jax.search.scoring import distances
 
 
@@ -23,17 +20,3 @@ def test_batch_rows_equal_rows_alone(metric):
     got = distances(np.float32([[2, 0], [1, 0]]), np.float32([[2, 2], [0, 1]]), metric)
     np.testing.assert_allclose(got, expected, rtol=1e-6)
     assert np.isfinite(distances(np.zeros((1, 4), np.float32), np.zeros((1, 4), np.float32), metric)).all()
-
-
-def test_collector_paused_restores_the_collector():
-    assert gc.isenabled()
-    with collector_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with collector_paused():
-            pass
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
