@@ -52,3 +52,22 @@ def test_readme_command_runs_as_written(program, flags):
         assert name in defined, f"{program} has no flag --{name}"
         if name == "config" and "<" not in value:
             assert (REPO / value).is_file(), f"{program}: no config file {value}"
+
+
+def _anchors(page: pathlib.Path) -> set[str]:
+    """The page's heading anchors as GitHub makes them, and its explicit `<a id>` anchors."""
+    text = page.read_text()
+    headings = re.findall(r"^#+ (.*)$", re.sub(r"```.*?```", "", text, flags=re.S), re.M)
+    slugs = {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings}
+    return slugs | set(re.findall(r'<a id="([^"]+)"', text))
+
+
+def test_links_between_the_pages_resolve():
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    broken = []
+    for page in pages:
+        for target, anchor in re.findall(r"\]\(([^)#\s:]*)(?:#([^)\s]+))?\)", page.read_text()):
+            path = (page.parent / target).resolve() if target else page
+            if not path.exists() or (anchor and path.suffix == ".md" and anchor not in _anchors(path)):
+                broken.append(f"{page.relative_to(REPO)}: {target}#{anchor}")
+    assert not broken
