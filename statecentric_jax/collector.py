@@ -2,8 +2,8 @@
 
 Grounding a large task (hundreds of thousands of operators, each a few frozensets of shared strings) and
 decoding (states, nodes, cache entries) allocate millions of small objects that reference counting frees.
-The collector's periodic passes over that growing heap find next to nothing there, yet took a third or more
-of the time of both.
+The collector's periodic passes over that growing heap find next to nothing there, yet took a large share of
+the time of both.
 """
 
 from __future__ import annotations
