@@ -31,22 +31,20 @@ import numpy as np
 from statecentric_jax.planning.tasks import Task
 
 
-def _grouped(lists: list[list[int]], size: int) -> tuple[np.ndarray, np.ndarray]:
-    """CSR of `lists` by their items: for item i, `members[starts[i]:starts[i + 1]]` are the lists' indices
-    that hold it."""
-    items = np.fromiter((item for found in lists for item in found), np.int64)
-    owners = np.repeat(np.arange(len(lists), dtype=np.int64), [len(found) for found in lists])
-    order = np.argsort(items, kind="stable")
-    starts = np.zeros(size + 1, np.int64)
-    np.cumsum(np.bincount(items, minlength=size), out=starts[1:])
-    return starts, owners[order]
-
-
 def _flattened(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     """CSR of `lists` in turn: list i's items are `items[starts[i]:starts[i + 1]]`."""
     starts = np.zeros(len(lists) + 1, np.int64)
     np.cumsum([len(found) for found in lists], out=starts[1:])
     return starts, np.fromiter((item for found in lists for item in found), np.int64, int(starts[-1]))
+
+
+def _grouped(starts: np.ndarray, items: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR (`starts`, `items`) of lists turned around, by item: for item i (of `size`),
+    `members[by_item[i]:by_item[i + 1]]` are the indices of the lists that hold it, in order."""
+    owners = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
+    by_item = np.zeros(size + 1, np.int64)
+    np.cumsum(np.bincount(items, minlength=size), out=by_item[1:])
+    return by_item, owners[np.argsort(items, kind="stable")]
 
 
 def _ranges(starts: np.ndarray, which: np.ndarray) -> np.ndarray:
@@ -74,23 +72,20 @@ class RelaxedReachability:
     def __init__(self, task: Task):
         atoms = sorted({atom for op in task.operators for atom in op.pre | op.add} | task.fluent_goal)
         self._index = {atom: number for number, atom in enumerate(atoms)}
-        preconditions = [[self._index[atom] for atom in op.pre] for op in task.operators]
-        effects = [[self._index[atom] for atom in op.add] for op in task.operators]
-        self._needed = np.asarray([len(found) for found in preconditions], np.int64)
+        self._pre_start, self._pre = _flattened([[self._index[atom] for atom in op.pre] for op in task.operators])
+        self._adds_start, self._adds = _flattened([[self._index[atom] for atom in op.add] for op in task.operators])
+        self._needed = np.diff(self._pre_start)  # per operator: its positive preconditions
         self._free = np.flatnonzero(self._needed == 0)  # operators without positive preconditions
-        self._users_start, self._users = _grouped(preconditions, len(atoms))  # per atom: operators needing it
-        self._adds_start, self._adds = _flattened(effects)  # per operator
-        self._pre_start, self._pre = _flattened(preconditions)
+        self._users_start, self._users = _grouped(self._pre_start, self._pre, len(atoms))  # per atom: who needs it
         self._goal = np.asarray([self._index[atom] for atom in sorted(task.fluent_goal)], np.int64)
         self._atoms = len(atoms)
-        self._effects = effects
         self._names = [op.name for op in task.operators]
 
     @functools.cached_property
     def _achievers(self) -> tuple[np.ndarray, np.ndarray]:
         """CSR of the operators adding each atom, in operator order (built once, where relaxed plans are asked
         for)."""
-        return _grouped(self._effects, self._atoms)
+        return _grouped(self._adds_start, self._adds, self._atoms)
 
     def _first_achievers(self, atoms: np.ndarray, fired_at: np.ndarray, layer: int) -> np.ndarray:
         """For each of `atoms` (of layer `layer` + 1), the first operator in operator order that adds it and
