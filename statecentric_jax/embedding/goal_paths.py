@@ -109,12 +109,7 @@ def _edge_changes(removed: frozenset[str], added: frozenset[str]) -> EdgeChanges
 def _changed_edges(edges: Edges, changes: EdgeChanges, memo: _Memo) -> Edges:
     """The object graph of a state from `edges`, that of a state it differs from by `changes`: only the
     objects these join get new neighbours."""
-    changed = {}
-    for source, (taken, given) in changes.items():
-        neighbours = list(edges.get(source, ()))
-        for edge in taken:
-            neighbours.remove(edge)  # one occurrence: atoms may share an edge
-        changed[source] = memo.neighbours(neighbours + given)
+    changed = {source: memo.changed(edges.get(source, ()), taken, given) for source, (taken, given) in changes.items()}
     return edges | changed
 
 
@@ -157,6 +152,9 @@ class _Memo:
         self._extended: dict[tuple[frozenset[Walk], Label, bool], frozenset[Walk]] = {}
         self._products: dict[tuple[frozenset[Walk], frozenset[Walk]], frozenset[Walk]] = {}
         self._unions: dict[frozenset[Walk], frozenset[Walk]] = {}
+        self._changed: dict[
+            tuple[int, tuple[Neighbour, ...], tuple[Neighbour, ...]], tuple[Neighbours, Neighbours]
+        ] = {}
         self._items = 0
         self.generation = 0  # how many times emptied
         self.hubs = False  # whether an object has more than `HUB` neighbours
@@ -166,7 +164,7 @@ class _Memo:
         """Room for one more entry: past a bound, all emptied (the states that hold neighbours tuples from
         before then miss, and stay right: a key holds the tuples whose ids it names)."""
         tables: list[dict[Any, Any]] = [self._neighbours, self._grouped, self._layers, self._joined, self._sorted]
-        tables += [self._extended, self._products, self._unions]
+        tables += [self._extended, self._products, self._unions, self._changed]
         if max(len(table) for table in tables) >= self.LIMIT or self._items >= self.ITEMS:
             for table in tables:
                 table.clear()
@@ -182,6 +180,22 @@ class _Memo:
             self._neighbours[key] = key
             self._items += len(key)
         return self._neighbours[key]
+
+    def changed(self, neighbours: Neighbours, taken: list[Neighbour], given: list[Neighbour]) -> Neighbours:
+        """The shared tuple of `neighbours` less `taken` (one occurrence each: atoms may share an edge) and with
+        `given`; kept by the tuple's id and the change, with the tuple (a rover has hundreds of neighbours, a move
+        changes one, and a search moves it back and forth: sorting and hashing them again would cost more)."""
+        key = (id(neighbours), tuple(taken), tuple(given))
+        kept = self._changed.get(key)
+        if kept is None or kept[0] is not neighbours:
+            listed = list(neighbours)
+            for edge in taken:
+                listed.remove(edge)
+            kept = neighbours, self.neighbours(listed + given)
+            self._bounded()
+            self._changed[key] = kept
+            self._items += 1
+        return kept[1]
 
     def objects(self, neighbours: Neighbours) -> frozenset[str]:
         """The objects of these neighbours (`_group`)."""
@@ -268,9 +282,14 @@ class _Memo:
         moved: set[str] = set()  # the objects whose walks of k - 1 edges differ
         for k in range(1, len(taken.walks)):
             was, now = taken.walks[k - 1], half.walks[k - 1]
+            differing = moved | {node for node in changes if node in was or node in now}
+            if not differing:  # the layer is `taken`'s: shared, not copied
+                half.walks.append(taken.walks[k])
+                half.counts.append(taken.counts[k])
+                continue
             counts, touched = dict(taken.counts[k]), set[str]()
 
-            for node in moved | (changes.keys() & (was.keys() | now.keys())):
+            for node in differing:
                 if node in moved:  # all its edges
                     old, new = self.by_label(taken_in.get(node, ())), self.by_label(edges.get(node, ()))
                 else:  # the same walks: only the edges that differ
