@@ -23,6 +23,7 @@ the helpful ones, whose successors a search tries first.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Iterable, Iterator
 
@@ -31,11 +32,12 @@ import numpy as np
 from statecentric_jax.planning.tasks import Task
 
 
-def _flattened(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """CSR of `lists` in turn: list i's items are `items[starts[i]:starts[i + 1]]`."""
-    starts = np.zeros(len(lists) + 1, np.int64)
-    np.cumsum([len(found) for found in lists], out=starts[1:])
-    return starts, np.fromiter((item for found in lists for item in found), np.int64, int(starts[-1]))
+def _flattened(sets: list[frozenset[str]], index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of the atom numbers (`index`) of `sets` in turn: set i's are `items[starts[i]:starts[i + 1]]`."""
+    starts = np.zeros(len(sets) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, sets), np.int64, len(sets)), out=starts[1:])
+    items = np.fromiter(map(index.__getitem__, itertools.chain.from_iterable(sets)), np.int64, int(starts[-1]))
+    return starts, items
 
 
 def _grouped(starts: np.ndarray, items: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -72,8 +74,8 @@ class RelaxedReachability:
     def __init__(self, task: Task):
         atoms = sorted({atom for op in task.operators for atom in op.pre | op.add} | task.fluent_goal)
         self._index = {atom: number for number, atom in enumerate(atoms)}
-        self._pre_start, self._pre = _flattened([[self._index[atom] for atom in op.pre] for op in task.operators])
-        self._adds_start, self._adds = _flattened([[self._index[atom] for atom in op.add] for op in task.operators])
+        self._pre_start, self._pre = _flattened([op.pre for op in task.operators], self._index)
+        self._adds_start, self._adds = _flattened([op.add for op in task.operators], self._index)
         self._needed = np.diff(self._pre_start)  # per operator: its positive preconditions
         self._free = np.flatnonzero(self._needed == 0)  # operators without positive preconditions
         self._users_start, self._users = _grouped(self._pre_start, self._pre, len(atoms))  # per atom: who needs it
