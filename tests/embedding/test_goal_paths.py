@@ -11,6 +11,8 @@ from statecentric_jax.embedding.goal_paths import (
     GoalPathEncoder,
     Walks,
     _applied,
+    _edge_changes,
+    _edges,
     _Memo,
     derived_goal_paths,
     goal_path_change,
@@ -230,6 +232,25 @@ def test_halves_patched_along_a_search_are_the_halves_walked_afresh(tmp_path, mo
             change = goal_path_change(task, state, paths, child, length, walks, keep=True)
             paths, walks, state = _applied(paths, change), change.walks, child
             assert paths == goal_paths_of_each(task, state, length)
+
+
+def test_a_moved_objects_neighbours_are_the_shared_tuple_of_the_new_graph(tmp_path):
+    """A courier's neighbours after a move, derived from those before it, once per change: the tuple of the
+    graph built afresh (its roads name each place many times: one edge taken out, the others kept)."""
+    (tmp_path / "domain.pddl").write_text(COURIER_DOMAIN)
+    (tmp_path / "problem.pddl").write_text(_courier(6, 5, seed=1))
+    task = load_task(tmp_path / "domain.pddl", tmp_path / "problem.pddl")
+    state = frozenset(task.init)
+    walks = Walks.of(task, state)
+    for there in ("p0", "p3"):  # where the other courier is, and a place of its own
+        moved = (state - {"(at a1 p1)"}) | {f"(at a1 {there})"}
+        afresh = _edges(task.static | moved, walks.memo)
+        changes = _edge_changes(state - moved, moved - state)
+        assert changes.keys() == {"a1", "p1", there}
+        for source, (taken, given) in changes.items():
+            derived = walks.memo.changed(walks.edges.get(source, ()), taken, given)
+            assert derived is afresh[source]
+            assert walks.memo.changed(walks.edges.get(source, ()), taken, given) is derived
 
 
 def _walked_paths(task, state, length):
