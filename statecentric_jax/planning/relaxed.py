@@ -72,10 +72,11 @@ class RelaxedReachability:
     """The delete relaxation of one task, explored from any of its states."""
 
     def __init__(self, task: Task):
-        atoms = sorted({atom for op in task.operators for atom in op.pre | op.add} | task.fluent_goal)
+        pres, adds = [op.pre for op in task.operators], [op.add for op in task.operators]
+        atoms = sorted({*itertools.chain.from_iterable(pres), *itertools.chain.from_iterable(adds), *task.fluent_goal})
         self._index = {atom: number for number, atom in enumerate(atoms)}
-        self._pre_start, self._pre = _flattened([op.pre for op in task.operators], self._index)
-        self._adds_start, self._adds = _flattened([op.add for op in task.operators], self._index)
+        self._pre_start, self._pre = _flattened(pres, self._index)
+        self._adds_start, self._adds = _flattened(adds, self._index)
         self._needed = np.diff(self._pre_start)  # per operator: its positive preconditions
         self._free = np.flatnonzero(self._needed == 0)  # operators without positive preconditions
         self._users_start, self._users = _grouped(self._pre_start, self._pre, len(atoms))  # per atom: who needs it
