@@ -11,18 +11,21 @@ and leaves an allergic one who can never be served.
 The exploration counts, per operator, its positive preconditions not reached yet: each newly reached atom
 lowers the counts of the operators that need it, an operator whose count reaches zero fires once and adds
 its effects. Each operator and atom is touched once per call, in NumPy, and the call stops as soon as every
-goal atom is reached.
+goal atom is reached. Operators' add effects and preconditions are also kept as rows of a table padded to
+the longest (a STRIPS schema has a few of each), so that a layer's thousands of operators read theirs in
+one gather.
 
 `relaxed_plan` runs the same exploration in layers and extracts a relaxed plan backwards from the goal
 (Hoffmann and Nebel 2001): each goal atom, and each precondition of an operator chosen, is supported once,
-by the first operator (in operator order) that fires in the layer just below the atom's own. Its length is the
-FF heuristic, a domain-independent estimate of the steps to go; its operators applicable in the state are
-the helpful ones, whose successors a search tries first.
+by the first operator (in operator order) that fires in the layer just below the atom's own. The exploration
+notes that operator as it first reaches the atom: looking it up afterwards read all of the atom's achievers,
+and Blocksworld's (clear a) has one for every other block. The plan's length is the FF heuristic, a
+domain-independent estimate of the steps to go; its operators applicable in the state are the helpful ones,
+whose successors a search tries first.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from collections.abc import Iterable, Iterator
@@ -38,6 +41,15 @@ def _flattened(sets: list[frozenset[str]], index: dict[str, int]) -> tuple[np.nd
     np.cumsum(np.fromiter(map(len, sets), np.int64, len(sets)), out=starts[1:])
     items = np.fromiter(map(index.__getitem__, itertools.chain.from_iterable(sets)), np.int64, int(starts[-1]))
     return starts, items
+
+
+def _padded(starts: np.ndarray, items: np.ndarray, filler: int) -> np.ndarray:
+    """The CSR (`starts`, `items`) as a table: row i holds list i's items, then `filler` up to the longest."""
+    lengths = np.diff(starts)
+    table = np.full((len(lengths), int(lengths.max(initial=1))), filler, np.int64)
+    owners = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    table[owners, np.arange(len(items)) - starts[owners]] = items
+    return table
 
 
 def _grouped(starts: np.ndarray, items: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -76,7 +88,8 @@ class RelaxedReachability:
         atoms = sorted({*itertools.chain.from_iterable(pres), *itertools.chain.from_iterable(adds), *task.fluent_goal})
         self._index = {atom: number for number, atom in enumerate(atoms)}
         self._pre_start, self._pre = _flattened(pres, self._index)
-        self._adds_start, self._adds = _flattened(adds, self._index)
+        self._pre_table = _padded(self._pre_start, self._pre, filler=len(atoms))
+        self._adds = _padded(*_flattened(adds, self._index), filler=len(atoms))  # filler: an atom always reached
         self._needed = np.diff(self._pre_start)  # per operator: its positive preconditions
         self._free = np.flatnonzero(self._needed == 0)  # operators without positive preconditions
         self._users_start, self._users = _grouped(self._pre_start, self._pre, len(atoms))  # per atom: who needs it
@@ -84,25 +97,12 @@ class RelaxedReachability:
         self._atoms = len(atoms)
         self._names = [op.name for op in task.operators]
 
-    @functools.cached_property
-    def _achievers(self) -> tuple[np.ndarray, np.ndarray]:
-        """CSR of the operators adding each atom, in operator order (built once, where relaxed plans are asked
-        for)."""
-        return _grouped(self._adds_start, self._adds, self._atoms)
-
-    def _first_achievers(self, atoms: np.ndarray, fired_at: np.ndarray, layer: int) -> np.ndarray:
-        """For each of `atoms` (of layer `layer` + 1), the first operator in operator order that adds it and
-        fires in `layer`; every atom has one, as that is how it was reached. One NumPy pass over their
-        achievers: an atom such as Blocksworld's (clear a) has an achiever for every other block."""
-        starts, achievers = self._achievers
-        candidates = achievers[_ranges(starts, atoms)]
-        lengths = starts[atoms + 1] - starts[atoms]
-        hits = np.flatnonzero(fired_at[candidates] == layer)
-        return candidates[hits[np.searchsorted(hits, np.cumsum(lengths) - lengths)]]
-
-    def _layers(self, start: np.ndarray, reached: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The exploration from the atoms `start`, one layer at a time: the operators that first fire in it and
-        the atoms they first reach (marked in `reached`); it ends with a layer that reaches nothing new."""
+    def _layers(
+        self, start: np.ndarray, reached: np.ndarray, achiever: np.ndarray | None = None
+    ) -> Iterator[np.ndarray]:
+        """The exploration from the atoms `start`, one layer at a time: the atoms first reached in it (marked in
+        `reached`), by the operators that first fire in it; it ends with a layer that reaches nothing new.
+        `achiever`: filled with each atom's first operator, in operator order, of the layer that reaches it."""
         missing = self._needed.copy()  # per operator: its preconditions not reached yet
         slot = np.empty(max(len(self._needed), self._atoms), np.int64)  # `_distinct`'s scratch
         new, ready = start, self._free
@@ -111,10 +111,14 @@ class RelaxedReachability:
             np.subtract.at(missing, users, 1)
             # an operator's last preconditions are all reached in one layer: it is listed once per such atom
             ready = _distinct(np.concatenate([ready, users[missing[users] == 0]]), slot)
-            added = self._adds[_ranges(self._adds_start, ready)]
-            new = _distinct(added[~reached[added]], slot)
+            added = np.take(self._adds, ready, axis=0).ravel()  # faster than indexing rows
+            fresh = np.flatnonzero(~reached[added])
+            new = added[fresh]
+            if achiever is not None:
+                np.minimum.at(achiever, new, ready[fresh // self._adds.shape[1]])
+            new = _distinct(new, slot)
             reached[new] = True
-            yield ready, new
+            yield new
             if not len(new):
                 return
             ready = np.zeros(0, np.int64)
@@ -122,8 +126,8 @@ class RelaxedReachability:
     def _start(self, state: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """The state's atom numbers (a state holds each atom once), and the atoms reached so far: those."""
         start = np.fromiter((self._index[atom] for atom in state if atom in self._index), np.int64)
-        reached = np.zeros(self._atoms, bool)
-        reached[start] = True
+        reached = np.zeros(self._atoms + 1, bool)  # and the filler of `_adds`
+        reached[start] = reached[self._atoms] = True
         return start, reached
 
     def reaches_goal(self, state: Iterable[str], alive: Iterable[str] | None = None) -> bool:
@@ -148,41 +152,30 @@ class RelaxedReachability:
         """(FF heuristic, helpful actions' names) of `state`: the length of a relaxed plan from it to the goal
         (inf and no actions when the goal is out of reach), and that plan's operators applicable in `state`."""
         start, reached = self._start(state)
-        level = np.full(self._atoms, -1, np.int64)  # the layer each atom is first reached in
-        fired_at = np.full(len(self._needed), -1, np.int64)  # the layer each operator first fires in
-        level[start] = 0
+        achiever = np.full(self._atoms + 1, len(self._needed), np.int64)  # the first operator to reach each atom
+        layers = [start]  # the atoms first reached in each layer
         if not reached[self._goal].all():
-            for layer, (ready, new) in enumerate(self._layers(start, reached)):
-                fired_at[ready] = layer
+            for new in self._layers(start, reached, achiever):
                 if not len(new):
                     return math.inf, frozenset()
-                level[new] = layer + 1
+                layers.append(new)
                 if reached[self._goal].all():
                     break
-        return self._extract(level, fired_at)
+        return self._extract(layers, achiever)
 
-    def _extract(self, level: np.ndarray, fired_at: np.ndarray) -> tuple[float, frozenset[str]]:
+    def _extract(self, layers: list[np.ndarray], achiever: np.ndarray) -> tuple[float, frozenset[str]]:
         """The backward extraction from the layered exploration: (plan length, its operators firing at layer 0).
         Each atom needed is supported once, by an operator firing in the layer below its own; so the plan holds a
         chain as long as the deepest goal's layer. A layer's atoms are supported together, in NumPy: they are
-        all known once the layers above it are done, as an operator's preconditions lie in lower layers."""
-        needed: dict[int, list[np.ndarray]] = {}  # layer -> arrays of atoms of it still to support
-
-        def need(atoms: np.ndarray) -> None:
-            atoms = atoms[np.argsort(level[atoms], kind="stable")]
-            for part in np.split(atoms, np.flatnonzero(np.diff(level[atoms])) + 1):
-                if len(part) and level[part[0]] > 0:
-                    needed.setdefault(int(level[part[0]]), []).append(part)
-
-        need(self._goal)
+        all known once the layers above it are done, as an operator's preconditions lie in lower layers. An
+        operator firing in layer k > 0 has a precondition first reached in layer k, so the last layer supported
+        is layer 1, whose operators fire in layer 0: the helpful ones."""
+        needed = np.zeros(self._atoms + 1, bool)  # and the filler of `_pre_table`
+        needed[self._goal] = True
         length, operators = 0, np.zeros(0, np.int64)
-        slot = np.empty(max(len(fired_at), self._atoms), np.int64)  # `_distinct`'s scratch
-        for layer in range(max(needed, default=0), 0, -1):
-            if layer not in needed:
-                continue
-            atoms = _distinct(np.concatenate(needed.pop(layer)), slot)
-            operators = _distinct(self._first_achievers(atoms, fired_at, layer - 1), slot)
+        slot = np.empty(max(len(self._needed), self._atoms), np.int64)  # `_distinct`'s scratch
+        for atoms in reversed(layers[1:]):
+            operators = _distinct(achiever[atoms[needed[atoms]]], slot)
             length += len(operators)
-            need(self._pre[_ranges(self._pre_start, operators)])
-        helpful = frozenset(self._names[operator] for operator in operators.tolist() if fired_at[operator] == 0)
-        return float(length), helpful
+            needed[np.take(self._pre_table, operators, axis=0)] = True
+        return float(length), frozenset(self._names[operator] for operator in operators.tolist())
