@@ -88,8 +88,9 @@ class RelaxedReachability:
         atoms = sorted({*itertools.chain.from_iterable(pres), *itertools.chain.from_iterable(adds), *task.fluent_goal})
         self._index = {atom: number for number, atom in enumerate(atoms)}
         self._pre_start, self._pre = _flattened(pres, self._index)
+        # fillers: an atom that is always reached, and never first reached in a layer, so never supported
         self._pre_table = _padded(self._pre_start, self._pre, filler=len(atoms))
-        self._adds = _padded(*_flattened(adds, self._index), filler=len(atoms))  # filler: an atom always reached
+        self._add_table = _padded(*_flattened(adds, self._index), filler=len(atoms))
         self._needed = np.diff(self._pre_start)  # per operator: its positive preconditions
         self._free = np.flatnonzero(self._needed == 0)  # operators without positive preconditions
         self._users_start, self._users = _grouped(self._pre_start, self._pre, len(atoms))  # per atom: who needs it
@@ -111,11 +112,11 @@ class RelaxedReachability:
             np.subtract.at(missing, users, 1)
             # an operator's last preconditions are all reached in one layer: it is listed once per such atom
             ready = _distinct(np.concatenate([ready, users[missing[users] == 0]]), slot)
-            added = np.take(self._adds, ready, axis=0).ravel()  # faster than indexing rows
+            added = np.take(self._add_table, ready, axis=0).ravel()  # faster than indexing rows
             fresh = np.flatnonzero(~reached[added])
             new = added[fresh]
             if achiever is not None:
-                np.minimum.at(achiever, new, ready[fresh // self._adds.shape[1]])
+                np.minimum.at(achiever, new, ready[fresh // self._add_table.shape[1]])
             new = _distinct(new, slot)
             reached[new] = True
             yield new
@@ -126,7 +127,7 @@ class RelaxedReachability:
     def _start(self, state: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """The state's atom numbers (a state holds each atom once), and the atoms reached so far: those."""
         start = np.fromiter((self._index[atom] for atom in state if atom in self._index), np.int64)
-        reached = np.zeros(self._atoms + 1, bool)  # and the filler of `_adds`
+        reached = np.zeros(self._atoms + 1, bool)  # and the filler of `_add_table`
         reached[start] = reached[self._atoms] = True
         return start, reached
 
