@@ -87,13 +87,13 @@ class RelaxedReachability:
         pres, adds = [op.pre for op in task.operators], [op.add for op in task.operators]
         atoms = sorted({*itertools.chain.from_iterable(pres), *itertools.chain.from_iterable(adds), *task.fluent_goal})
         self._index = {atom: number for number, atom in enumerate(atoms)}
-        self._pre_start, self._pre = _flattened(pres, self._index)
+        pre_start, pre = _flattened(pres, self._index)
         # fillers: an atom that is always reached, and never first reached in a layer, so never supported
-        self._pre_table = _padded(self._pre_start, self._pre, filler=len(atoms))
+        self._pre_table = _padded(pre_start, pre, filler=len(atoms))
         self._add_table = _padded(*_flattened(adds, self._index), filler=len(atoms))
-        self._needed = np.diff(self._pre_start)  # per operator: its positive preconditions
+        self._needed = np.diff(pre_start)  # per operator: its positive preconditions
         self._free = np.flatnonzero(self._needed == 0)  # operators without positive preconditions
-        self._users_start, self._users = _grouped(self._pre_start, self._pre, len(atoms))  # per atom: who needs it
+        self._users_start, self._users = _grouped(pre_start, pre, len(atoms))  # per atom: who needs it
         self._goal = np.asarray([self._index[atom] for atom in sorted(task.fluent_goal)], np.int64)
         self._atoms = len(atoms)
         self._names = [op.name for op in task.operators]
@@ -153,7 +153,7 @@ class RelaxedReachability:
         """(FF heuristic, helpful actions' names) of `state`: the length of a relaxed plan from it to the goal
         (inf and no actions when the goal is out of reach), and that plan's operators applicable in `state`."""
         start, reached = self._start(state)
-        achiever = np.full(self._atoms + 1, len(self._needed), np.int64)  # the first operator to reach each atom
+        achiever = np.full(self._atoms, len(self._needed), np.int64)  # the first operator to reach each atom
         layers = [start]  # the atoms first reached in each layer
         if not reached[self._goal].all():
             for new in self._layers(start, reached, achiever):
