@@ -188,6 +188,13 @@ def define_decode_flags() -> Callable[[], dict[str, Any]]:
             None,
             "Keep one of the successors that differ only by interchangeable objects (default: the run's).",
         ),
+        flags.DEFINE_integer(
+            "preferred_boost",
+            None,
+            "Best-first with the relaxed_plan queue: a queue of helpful actions' children that takes this many turns"
+            " after each shorter relaxed plan; 0: none (default: the run's).",
+            lower_bound=0,
+        ),
         flags.DEFINE_float(
             "time_limit", None, "Seconds per problem; past it the outcome is timeout; 0: none.", lower_bound=0
         ),

@@ -28,6 +28,7 @@ ADDED_SINCE = {
     ("decode", "prune_dead_ends"): False,
     ("decode", "estimate_helpful_only"): False,
     ("decode", "prune_symmetric"): False,
+    ("decode", "preferred_boost"): 0,
     ("aggregation", "budget"): 0,
 }
 

@@ -22,7 +22,7 @@ def selection() -> ml_collections.ConfigDict:
     section = ml_collections.ConfigDict()
     section.steps = (  # in order
         "cost_to_go_features,goal_paths,aggregation,value_weight,path_weight,unclipped,relaxed_plan,dead_ends,"
-        "eliminated,symmetry"
+        "eliminated,symmetry,boosted"
     )
     section.budget = 10_000  # expansions per selection problem
     section.passes = 2  # passes over the menu, at most; the next one only where a pass kept a step

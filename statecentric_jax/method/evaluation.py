@@ -150,8 +150,8 @@ def _decisive_bytes(path: pathlib.Path) -> bytes:
     config.pop("seed", None)
     config.pop("selection", None)
     decode = config.get("decode")
-    for added in ("estimate_helpful_only", "prune_symmetric"):
-        if isinstance(decode, dict) and decode.get(added) is False:
+    for added, default in (("estimate_helpful_only", False), ("prune_symmetric", False), ("preferred_boost", 0)):
+        if isinstance(decode, dict) and added in decode and repr(decode[added]) == repr(default):
             del decode[added]  # added after runs were stored: at its default their records keep their key
     return json.dumps(config, sort_keys=True).encode()
 
@@ -347,6 +347,7 @@ def _evaluate_locked(
         "prune_dead_ends": settings.prune_dead_ends,
         "estimate_helpful_only": settings.estimate_helpful_only,
         "prune_symmetric": settings.prune_symmetric,
+        "preferred_boost": settings.preferred_boost,
         "fingerprint": run,
     }
     write_text(progress_file, "".join(json.dumps(r) + "\n" for r in ordered))  # only the current records

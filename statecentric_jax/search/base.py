@@ -43,6 +43,7 @@ class DecodeConfig:
     prune_dead_ends: bool = False  # best-first: close a node the relaxed goal test rejects (planning/relaxed.py)
     estimate_helpful_only: bool = False  # best-first with relaxed_plan: only helpful actions' children are estimated
     prune_symmetric: bool = False  # one successor per orbit of interchangeable objects (planning/symmetry.py)
+    preferred_boost: int = 0  # best-first with relaxed_plan: turns for helpful children per progress; 0: none
     time_limit: float = 0.0  # seconds per problem, checked between and within expansions (outcome "timeout"); 0: none
     memory_limit_mb: int = 0  # the process's resident memory (outcome "memory", search/limits.py); 0: none
 
@@ -57,6 +58,7 @@ class DecodeConfig:
             "value_weight": 0,
             "path_weight": 0,
             "goal_agenda": 0,
+            "preferred_boost": 0,
             "time_limit": 0,
             "memory_limit_mb": 0,
         }
@@ -85,6 +87,12 @@ class DecodeConfig:
                 "decode.estimate_helpful_only leaves the other children to the relaxed-plan queue of best-first"
                 " search: it needs decode.strategy=best_first and decode.exploration=relaxed_plan",
             )
+        if self.preferred_boost and (self.strategy != "best_first" or self.exploration != "relaxed_plan"):
+            raise InputError(
+                None,
+                "decode.preferred_boost keeps a queue of helpful actions' children beside the relaxed-plan queue of"
+                " best-first search: it needs decode.strategy=best_first and decode.exploration=relaxed_plan",
+            )
 
     def identity(self) -> dict[str, Any]:
         """The settings that decide a problem's result (for result caches): the resource limits only where
@@ -96,7 +104,7 @@ class DecodeConfig:
                 del settings[limit]
         if settings["clip_cost_to_go"]:  # as before the setting existed
             del settings["clip_cost_to_go"]
-        for added in ("prune_dead_ends", "estimate_helpful_only", "prune_symmetric"):  # likewise
+        for added in ("prune_dead_ends", "estimate_helpful_only", "prune_symmetric", "preferred_boost"):  # likewise
             if not settings[added]:
                 del settings[added]
         if "time_limit" not in settings:

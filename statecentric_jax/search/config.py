@@ -24,6 +24,7 @@ SETTINGS = (
     "prune_dead_ends",
     "estimate_helpful_only",
     "prune_symmetric",
+    "preferred_boost",
 )
 
 
@@ -35,7 +36,9 @@ def decode() -> ml_collections.ConfigDict:
     closes the nodes from which the goal is unreachable even with deletes ignored (planning/relaxed.py);
     estimate_helpful_only: best-first with the relaxed-plan queue estimates only the children of the expanded
     node's helpful actions; the others wait in that queue alone (search/open_lists.py); prune_symmetric: of the
-    successors that differ only by interchangeable objects, one is kept (planning/symmetry.py)."""
+    successors that differ only by interchangeable objects, one is kept (planning/symmetry.py); preferred_boost:
+    best-first with the relaxed-plan queue also keeps the helpful actions' children in a queue of their own,
+    which takes this many turns after each shorter relaxed plan, 0: no such queue (search/open_lists.py)."""
     defaults = DecodeConfig()
     section = ml_collections.ConfigDict()
     for name in SETTINGS:

@@ -26,6 +26,10 @@ open node, or None when it is empty); `EXPLORATIONS` names them, so a new queue 
   estimate costs far more than a successor where a state has thousands of them (turning each satellite to
   every direction), and the main queue then takes only preferred successors, as Fast Downward's
   preferred-only queues do.
+  With `decode.preferred_boost`, it also keeps a third queue of the helpful actions' children alone, and a
+  relaxed plan shorter than any before boosts it: it is taken the next `preferred_boost` turns (Fast
+  Downward's boosted preferred operators, Richter and Helmert 2009), so that a search making progress
+  follows the relaxed plan rather than widening the plateau it came from.
 
 `reads_distances`: whether the queue reads the transition model's distances (then every expansion is
 predicted; otherwise they are computed only where they break ties of the main queue).
@@ -191,6 +195,9 @@ class RelaxedPlan(_Lowest):
         self.relaxed = RelaxedReachability(problem.task)
         self.generator = problem.generator
         self.planned: tuple[Node, float, frozenset[str]] | None = None  # the last node `helpful` was asked of
+        self.preferred: list | None = [] if config.preferred_boost else None  # helpful actions' children alone
+        self.shortest = math.inf  # the shortest relaxed plan so far
+        self.progressed = False  # whether the last `add` found a shorter one
 
     def helpful(self, node: Node) -> frozenset[str]:
         """The helpful actions of a node about to be expanded (kept for its `add`); none at a dead end."""
@@ -209,10 +216,20 @@ class RelaxedPlan(_Lowest):
         else:
             estimate, helpful = self._relaxed_plan(expansion.node.state)
         self.planned = None
+        self.progressed = estimate < self.shortest
+        self.shortest = min(self.shortest, estimate)
         if estimate == math.inf:
             return  # a dead end: so are its children, which the main queue still holds
         for index, node in children:
-            heapq.heappush(self.heap, ((estimate, expansion.actions[index] not in helpful, node.tie), node))
+            unhelpful = expansion.actions[index] not in helpful
+            heapq.heappush(self.heap, ((estimate, unhelpful, node.tie), node))
+            if self.preferred is not None and not unhelpful:
+                heapq.heappush(self.preferred, ((estimate, node.tie), node))
+
+    def pop_preferred(self) -> OpenNode | None:
+        """The helpful child of lowest (estimate, tie) (`decode.preferred_boost`), or None when there is none."""
+        assert self.preferred is not None
+        return heapq.heappop(self.preferred)[1] if self.preferred else None
 
 
 EXPLORATIONS: dict[str, type[Exploration] | None] = {

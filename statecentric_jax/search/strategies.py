@@ -16,7 +16,9 @@ all model, embedding and distance work, batched across instances.
   `path_weight` × the plan length so far, as weighted A* does; the distance breaks ties).
   With a cost-to-go and `exploration`, every other expansion comes from a second queue
   (`search/open_lists.py`); with the relaxed-plan one and `estimate_helpful_only`, only the children of
-  helpful actions are estimated (`Selected.estimated`), and only they join the main queue. With `prune_dead_ends`,
+  helpful actions are estimated (`Selected.estimated`), and only they join the main queue; with
+  `preferred_boost`, a third queue holds them alone and takes that many turns after each relaxed plan shorter
+  than any before. With `prune_dead_ends`,
   a node taken from the open list is first tested in the delete relaxation (`planning/relaxed.py`) and
   closed unexpanded when the goal is out of reach.
 - `lazy_best_first`: `best_first` with deferred evaluation (Fast Downward's lazy search): a child joins
@@ -216,7 +218,7 @@ class BestFirst:
         exploration = EXPLORATIONS[config.exploration] if guided else None
         self.exploration = exploration(config, self.packer, inst.problem) if exploration is not None else None
         self.taken: set[int] = set()  # open nodes expanded already (from either queue)
-        self.selections = 0
+        self.turns = [0, 0, 0]  # turns of the main, exploration and preferred queues; a boost lowers the last
         self.tie_distances = inst.tie_distances  # None: every expansion comes with its distances
         self.tied: list = []  # with tie_distances: heap of (distance, tie, open node), all of priority tied_priority
         self.tied_priority = math.inf
@@ -228,9 +230,11 @@ class BestFirst:
         return cls(inst, config, guided)
 
     def select(self) -> list[Selected]:
-        self.selections += 1
-        if self.exploration is not None and self.selections % 2 == 0:
-            while (picked := self.exploration.pop()) is not None:
+        turn = self._turn()
+        if turn:  # an exploration queue's turn; when it has no node left, the main queue's
+            assert self.exploration is not None
+            pop = self.exploration.pop if turn == 1 else self._relaxed_plan().pop_preferred
+            while (picked := pop()) is not None:
                 if (node := self._admit(picked)) is not None:
                     return [Selected(node, self.closed, self._estimated(node))]
         while (entry := self._pop()) is not None:
@@ -238,12 +242,24 @@ class BestFirst:
                 return [Selected(node, self.closed, self._estimated(node))]
         return []
 
+    def _turn(self) -> int:
+        """The queue of the next expansion (0: main, 1: exploration, 2: preferred): the one given the fewest so
+        far, the first of equals, as Fast Downward alternates its open lists."""
+        if self.exploration is None:
+            return 0
+        turn = min(range(3 if self.config.preferred_boost else 2), key=self.turns.__getitem__)
+        self.turns[turn] += 1
+        return turn
+
+    def _relaxed_plan(self) -> RelaxedPlan:
+        assert isinstance(self.exploration, RelaxedPlan)  # DecodeConfig requires that queue
+        return self.exploration
+
     def _estimated(self, node: Node) -> Container[str] | None:
         """With `estimate_helpful_only`, the node's helpful actions (the relaxed-plan queue's), else None."""
         if not self.config.estimate_helpful_only:
             return None
-        assert isinstance(self.exploration, RelaxedPlan)  # DecodeConfig requires that queue
-        return self.exploration.helpful(node)
+        return self._relaxed_plan().helpful(node)
 
     def _pop(self) -> OpenNode | None:
         """The open node of lowest (priority, distance, tie); None when there is none."""
@@ -337,6 +353,8 @@ class BestFirst:
                 opened.append((index, entry))
             if self.exploration is not None:
                 self.exploration.add(expansion, opened)
+                if self.config.preferred_boost and self._relaxed_plan().progressed:
+                    self.turns[2] -= self.config.preferred_boost
         if not self.open and not self.tied:
             return (Outcome.HORIZON if self.cut_by_horizon else Outcome.DEAD_END), None
         if self.expanded >= self.config.budget:

@@ -232,17 +232,20 @@ def test_a_menu_step_not_chosen_keeps_our_records_and_another_config_is_refused(
     assert len(errors) == len(rows) and all("holds a run of another configuration" in r["message"] for r in errors)
 
 
-def test_a_planner_stored_before_a_setting_was_added_is_the_same_planner(bench, tmp_path):
+@pytest.mark.parametrize(
+    ("name", "default", "chosen"), [("estimate_helpful_only", False, True), ("preferred_boost", 0, 9)]
+)
+def test_a_planner_stored_before_a_setting_was_added_is_the_same_planner(bench, tmp_path, name, default, chosen):
     """A setting added to the config since planner.json was written means its default: the run is reused."""
     _, config, workdir, _ = bench
     base = tmp_path / "blocks"
     shutil.copytree(workdir / "tiny" / "blocks", base)
     (tiny,) = ipc.resolve_planners([str(config)])
     stored = json.loads((base / ipc.TRAINED_FILE).read_text())
-    assert stored["decode"].pop("estimate_helpful_only") is False
+    assert stored["decode"].pop(name) == default
     (base / ipc.TRAINED_FILE).write_text(json.dumps(stored))
     assert ipc._finished_training(tiny, base) == base / "run"
-    stored["decode"]["estimate_helpful_only"] = True
+    stored["decode"][name] = chosen
     (base / ipc.TRAINED_FILE).write_text(json.dumps(stored))
     with pytest.raises(InputError, match="holds a run of another configuration"):
         ipc._finished_training(tiny, base)

@@ -214,6 +214,24 @@ def test_the_fingerprint_leaves_out_the_seed_and_training_records_but_not_the_mo
     assert run_fingerprint(other, settings) != run_fingerprint(tiny_run_copy, settings)
 
 
+@pytest.mark.parametrize(
+    ("name", "chosen"), [("estimate_helpful_only", True), ("prune_symmetric", True), ("preferred_boost", 1000)]
+)
+def test_a_run_stored_before_a_decode_setting_existed_keeps_its_fingerprint(tiny_run_copy, tmp_path, name, chosen):
+    """A run's config.json without a setting added since reads as one with it at its default; another value is
+    another fingerprint."""
+    settings = decode_config(config_lib.table1("blocks", "wl", "xgb", "delta"))
+    older = tmp_path / "older"
+    shutil.copytree(tiny_run_copy, older)
+    config = json.loads((older / "config.json").read_text())
+    del config["decode"][name]
+    (older / "config.json").write_text(json.dumps(config))
+    assert run_fingerprint(older, settings) == run_fingerprint(tiny_run_copy, settings)
+    config["decode"][name] = chosen
+    (older / "config.json").write_text(json.dumps(config))
+    assert run_fingerprint(older, settings) != run_fingerprint(tiny_run_copy, settings)
+
+
 # resume keys on the resolved path
 def test_same_problems_by_another_path_are_not_decoded_twice(tiny_run_copy, blocks_root, monkeypatch):
     evaluate(tiny_run_copy, SPLIT, pddl_root=blocks_root)

@@ -138,18 +138,24 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None, values_r
     with preferred exploration, from a heap by priority of the children nearest their parent's prediction;
     with greedy exploration, from a heap by priority without the path term;
     with relaxed_plan exploration, from a heap by the parent's FF heuristic, its helpful actions' children first
-    (with estimate_helpful_only, the other children only there)."""
+    (with estimate_helpful_only, the other children only there); with preferred_boost, a third heap of the helpful
+    actions' children alone joins the turns, each turn going to the heap taken least, and a relaxed plan shorter
+    than any before gives it that many turns."""
     generator, goal = SuccessorGenerator(task), encoder.embed_goals([task])[0]
     closed, tie, expanded, done = {task.init}, itertools.count(), 0, set()
     atoms_seen = collections.defaultdict(set)  # rounded cost-to-go -> atoms of the states generated with it
     heap = [((0.0,), next(tie), task.init, encoder.embed([(task, task.init)])[0], [], 0.0, model.init_carry(1))]
     second: list = []
+    preferred: list = []
+    turns, shortest = [0, 0, 0], float("inf")
 
     def pop(queue):
         return pop_unexpanded(queue, done, 1, config.horizon(task))
 
-    for round_ in itertools.count(1):
-        entry = (pop(second) if round_ % 2 == 0 else None) or pop(heap)
+    while True:
+        turn = min(range(3 if config.preferred_boost else 2), key=turns.__getitem__)
+        turns[turn] += 1
+        entry = (pop([second, preferred][turn - 1]) if turn else None) or pop(heap)
         if entry is None:
             return None, expanded
         _, _, state, embedding, plan, score, carry = entry
@@ -190,6 +196,11 @@ def reference_best_first(task, model, encoder, config, cost_to_go=None, values_r
                 heapq.heappush(second, ((float(values[i]) + config.value_weight * distance, distance, node[0]), *node))
             if cost_to_go is not None and config.exploration == "relaxed_plan" and estimate != float("inf"):
                 heapq.heappush(second, ((estimate, action not in helpful, node[0]), *node))
+                if config.preferred_boost and action in helpful:
+                    heapq.heappush(preferred, ((estimate, node[0]), *node))
+        if config.preferred_boost and estimate < shortest:
+            shortest = estimate
+            turns[2] -= config.preferred_boost
         if expanded >= config.budget:
             return None, expanded
 
@@ -255,6 +266,8 @@ class CountingModel(ShiftModel):
                 "rounded cost-to-go + path + relaxed_plan exploration",
                 "cost-to-go + helpful only + relaxed_plan exploration",
                 "rounded cost-to-go + path + helpful only + relaxed_plan exploration",
+                "cost-to-go + helpful only + relaxed_plan exploration boosted by 3",
+                "rounded cost-to-go + path + helpful only + relaxed_plan exploration boosted by 1000",
             )
         ),
         ("rounded cost-to-go + path", "numbered"),
@@ -279,6 +292,7 @@ def test_best_first_equals_a_plain_reference(tasks, towers, encoding, guidance, 
             "path_weight": 0.5 if "path" in guidance else 0.0,
             "exploration": guidance.split(" + ")[-1].split()[0] if "exploration" in guidance else "none",
             "estimate_helpful_only": "helpful only" in guidance,
+            "preferred_boost": int(guidance.split(" boosted by ")[1]) if "boosted" in guidance else 0,
         }
         config = dataclasses.replace(config, **weights)
     else:
@@ -444,15 +458,34 @@ def test_with_estimate_helpful_only_only_helpful_children_are_estimated(tasks, t
         assert 0 < built[True] < generated[True] * 0.6
 
 
+@pytest.mark.parametrize(("name", "value"), [("estimate_helpful_only", True), ("preferred_boost", 1000)])
 @pytest.mark.parametrize(
     "settings", [{"strategy": "best_first"}, {"strategy": "lazy_best_first", "exploration": "relaxed_plan"}]
 )
-def test_estimate_helpful_only_needs_eager_best_first_with_the_relaxed_plan_queue(settings):
-    with pytest.raises(InputError, match="estimate_helpful_only .* needs decode.strategy=best_first and decode.explo"):
-        DecodeConfig(estimate_helpful_only=True, **settings)
-    assert "estimate_helpful_only" not in DecodeConfig(**settings).identity()
-    helpful_only = DecodeConfig(strategy="best_first", exploration="relaxed_plan", estimate_helpful_only=True)
-    assert helpful_only.identity()["estimate_helpful_only"] is True
+def test_helpful_children_settings_need_eager_best_first_with_the_relaxed_plan_queue(settings, name, value):
+    with pytest.raises(InputError, match=f"{name} .* needs decode.strategy=best_first and decode.exploration"):
+        DecodeConfig(**{name: value}, **settings)
+    assert name not in DecodeConfig(**settings).identity()
+    chosen = DecodeConfig(strategy="best_first", exploration="relaxed_plan", **{name: value})
+    assert chosen.identity()[name] == value
+
+
+def test_a_boost_hands_turns_to_the_helpful_childrens_queue(tasks, towers):
+    """With `preferred_boost`, the search differs from the one without it (the plain reference checks it turn by
+    turn), and a boost of 0 keeps the two-queue alternation."""
+    problems = tasks + towers
+    encoder = AtomEncoder()
+    model, cost_to_go = ShiftModel(encoder.dim, seed=2), RoundedCostToGo(encoder.dim, seed=3)
+    config = DecodeConfig(
+        strategy="best_first", metric="euclidean", budget=200, horizon_base=12, exploration="relaxed_plan"
+    )
+    runs = {}
+    for boost in (0, 1000):
+        settings = dataclasses.replace(config, preferred_boost=boost)
+        results = decode(problems, model, encoder, settings, cost_to_go=cost_to_go)
+        runs[boost] = [(r.plan if r.solved else None, r.steps) for r in results]
+        assert runs[boost] == [reference_best_first(t, model, encoder, settings, cost_to_go) for t in problems]
+    assert runs[0] != runs[1000]
 
 
 def reference_lazy_best_first(task, model, encoder, config, cost_to_go):
