@@ -151,8 +151,9 @@ def _decisive_bytes(path: pathlib.Path) -> bytes:
     config.pop("selection", None)
     decode = config.get("decode")
     for added, default in (("estimate_helpful_only", False), ("prune_symmetric", False), ("preferred_boost", 0)):
-        if isinstance(decode, dict) and added in decode and repr(decode[added]) == repr(default):
-            del decode[added]  # added after runs were stored: at its default their records keep their key
+        # added after runs were stored: at its default their records keep their key (compared as JSON: 0 is no False)
+        if isinstance(decode, dict) and added in decode and json.dumps(decode[added]) == json.dumps(default):
+            del decode[added]
     return json.dumps(config, sort_keys=True).encode()
 
 
