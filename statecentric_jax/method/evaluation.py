@@ -150,9 +150,10 @@ def _decisive_bytes(path: pathlib.Path) -> bytes:
     config.pop("seed", None)
     config.pop("selection", None)
     decode = config.get("decode")
-    for added, default in (("estimate_helpful_only", False), ("prune_symmetric", False), ("preferred_boost", 0)):
+    for added in ("estimate_helpful_only", "prune_symmetric", "preferred_boost"):
         # added after runs were stored: at its default their records keep their key (compared as JSON: 0 is no False)
-        if isinstance(decode, dict) and added in decode and json.dumps(decode[added]) == json.dumps(default):
+        default = json.dumps(getattr(DecodeConfig, added))
+        if isinstance(decode, dict) and added in decode and json.dumps(decode[added]) == default:
             del decode[added]
     return json.dumps(config, sort_keys=True).encode()
 
